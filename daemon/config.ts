@@ -1,0 +1,150 @@
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { ENGINE_NAMES, type EngineName } from './jobs/job.js';
+
+export const PROFILE_CHOICES = ['probe', 'resumable', 'sticky_process'] as const;
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+export interface EngineConfig {
+  command: string[];
+  env: Record<string, string>;
+  profile: (typeof PROFILE_CHOICES)[number];
+}
+
+export interface Config {
+  socket: string;
+  socket_mode: number;
+  state_dir: string;
+  skills_dirs: string[];
+  max_concurrent: number;
+  max_queue: number;
+  session_timeout_sec: number;
+  hard_timeout_sec: number;
+  kill_grace_ms: number;
+  log_level: (typeof LOG_LEVELS)[number];
+  engines: Record<EngineName, EngineConfig>;
+}
+
+/** A configuration problem; the message names the key and the source. Start-up stops on it. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** What the daemon was started with: parsed flags, the environment and a few facts of the host. */
+export interface ConfigSources {
+  flags: Partial<Pick<Config, 'socket' | 'state_dir' | 'skills_dirs' | 'log_level'>> & { config?: string };
+  env: NodeJS.ProcessEnv;
+  bundledSkillsDir: string;
+  uid: number;
+  home: string;
+}
+
+type Raw = Record<string, unknown>;
+
+/** Flags > environment > config file > defaults. Throws ConfigError on any bad value. */
+export async function loadConfig(sources: ConfigSources): Promise<Config> {
+  const { flags, env } = sources;
+  const file = await readConfigFile(flags.config ?? env['SKILLD_CONFIG']);
+  const fromEnv: Raw = {};
+  if (env['SKILLD_SOCKET']) fromEnv['socket'] = env['SKILLD_SOCKET'];
+  if (env['SKILLD_STATE_DIR']) fromEnv['state_dir'] = env['SKILLD_STATE_DIR'];
+  if (env['SKILLD_SKILLS_DIRS']) fromEnv['skills_dirs'] = env['SKILLD_SKILLS_DIRS'].split(':').filter((d) => d !== '');
+  if (env['SKILLD_LOG_LEVEL']) fromEnv['log_level'] = env['SKILLD_LOG_LEVEL'];
+  const merged: Raw = { ...defaults(sources), ...file.values, ...fromEnv, ...stripUndefined(flags) };
+  delete merged['config'];
+  return validate(merged, file.values, file.path);
+}
+
+function defaults(sources: ConfigSources): Raw {
+  const { env, uid, home, bundledSkillsDir } = sources;
+  const runtime = env['XDG_RUNTIME_DIR'];
+  const dataHome = env['XDG_DATA_HOME'] || join(home, '.local', 'share');
+  return {
+    socket: runtime ? join(runtime, 'skilld', 'skilld.sock') : `/tmp/skilld-${uid}/skilld.sock`,
+    socket_mode: '0600',
+    state_dir: join(env['XDG_STATE_HOME'] || join(home, '.local', 'state'), 'skilld'),
+    skills_dirs: [join(dataHome, 'skilld', 'skills'), bundledSkillsDir],
+    max_concurrent: 4,
+    max_queue: 128,
+    session_timeout_sec: 1200,
+    hard_timeout_sec: 3600,
+    kill_grace_ms: 5000,
+    log_level: 'info',
+  };
+}
+
+async function readConfigFile(path: string | undefined): Promise<{ values: Raw; path: string | null }> {
+  if (path === undefined || path === '') return { values: {}, path: null };
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  let values: unknown;
+  try {
+    values = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`config file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) throw new ConfigError(`config file ${path} must hold a JSON object`);
+  return { values: values as Raw, path };
+}
+
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'skills_dirs', 'max_concurrent', 'max_queue', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'engines'];
+
+function validate(raw: Raw, fileValues: Raw, filePath: string | null): Config {
+  const where = filePath === null ? '' : ` (config file ${filePath})`;
+  const fail = (key: string, problem: string): never => {
+    throw new ConfigError(`config key "${key}" ${problem}${key in fileValues || key.includes('.') ? where : ''}`);
+  };
+  for (const key of Object.keys(fileValues)) if (!KEYS.includes(key)) fail(key, 'is unknown');
+  const text = (key: string): string => (typeof raw[key] === 'string' && raw[key] !== '' ? (raw[key] as string) : fail(key, 'must be a non-empty string'));
+  const int = (key: string, min: number): number => {
+    const value = raw[key];
+    return typeof value === 'number' && Number.isInteger(value) && value >= min ? value : fail(key, `must be an integer >= ${min}`);
+  };
+  const modeText = text('socket_mode');
+  if (!/^0?[0-7]{3}$/.test(modeText)) fail('socket_mode', 'must be an octal mode such as "0600"');
+  const dirs = raw['skills_dirs'];
+  if (!Array.isArray(dirs) || dirs.length === 0 || !dirs.every((d) => typeof d === 'string' && d !== '')) fail('skills_dirs', 'must be a non-empty list of paths');
+  const level = raw['log_level'];
+  if (!LOG_LEVELS.includes(level as Config['log_level'])) fail('log_level', `must be one of ${LOG_LEVELS.join(', ')}`);
+  return {
+    socket: resolve(text('socket')),
+    socket_mode: Number.parseInt(modeText, 8),
+    state_dir: resolve(text('state_dir')),
+    skills_dirs: (dirs as string[]).map((d) => resolve(d)),
+    max_concurrent: int('max_concurrent', 1),
+    max_queue: int('max_queue', 0),
+    session_timeout_sec: int('session_timeout_sec', 1),
+    hard_timeout_sec: int('hard_timeout_sec', 1),
+    kill_grace_ms: int('kill_grace_ms', 0),
+    log_level: level as Config['log_level'],
+    engines: validateEngines(raw['engines'] ?? {}, fail),
+  };
+}
+
+function validateEngines(raw: unknown, fail: (key: string, problem: string) => never): Record<EngineName, EngineConfig> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail('engines', 'must be an object keyed by engine name');
+  const given = raw as Raw;
+  for (const name of Object.keys(given)) if (!ENGINE_NAMES.includes(name as EngineName)) fail(`engines.${name}`, `is not a known engine (${ENGINE_NAMES.join(', ')})`);
+  const result = {} as Record<EngineName, EngineConfig>;
+  for (const name of ENGINE_NAMES) {
+    const entry = (given[name] ?? {}) as Raw;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) fail(`engines.${name}`, 'must be an object');
+    for (const key of Object.keys(entry)) if (!['command', 'env', 'profile'].includes(key)) fail(`engines.${name}.${key}`, 'is unknown');
+    const command = entry['command'] ?? [name];
+    if (!Array.isArray(command) || command.length === 0 || !command.every((c) => typeof c === 'string' && c !== '')) fail(`engines.${name}.command`, 'must be a non-empty list of strings');
+    const env = entry['env'] ?? {};
+    if (typeof env !== 'object' || env === null || Array.isArray(env) || !Object.values(env).every((v) => typeof v === 'string')) fail(`engines.${name}.env`, 'must map names to strings');
+    const profile = entry['profile'] ?? 'probe';
+    if (!PROFILE_CHOICES.includes(profile as EngineConfig['profile'])) fail(`engines.${name}.profile`, `must be one of ${PROFILE_CHOICES.join(', ')}`);
+    result[name] = { command: command as string[], env: env as Record<string, string>, profile: profile as EngineConfig['profile'] };
+  }
+  return result;
+}
+
+function stripUndefined(values: object): Raw {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
+}

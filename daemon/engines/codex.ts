@@ -1,0 +1,60 @@
+import { parseObject } from './json-text.js';
+import { modelArgs, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+
+/** `codex exec --json`: NDJSON events on stdout. */
+export const codex: EngineAdapter = {
+  name: 'codex',
+  startArgs: (prompt, model) => ['exec', '--skip-git-repo-check', '--json', '--yolo', ...modelArgs(model), '--', prompt],
+  // The thread id is positional and comes before the prompt (PR-8); `--` keeps a reply like `--help me` verbatim.
+  resumeArgs: (sessionId, prompt, model) => ['exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', ...modelArgs(model), '--', sessionId, prompt],
+  newParser: () => new CodexParser(),
+  env: {},
+  probe: { helpHint: 'resume', resumeCheckArgs: ['exec', 'resume', '--help'] },
+};
+
+class CodexParser implements TurnParser {
+  #turn: ParsedTurn = { sessionId: null, messages: [], engineError: null };
+  #ended = false;
+
+  get turnEnded(): boolean {
+    return this.#ended;
+  }
+
+  line(stream: 'stdout' | 'stderr', text: string): void {
+    if (stream !== 'stdout') return;
+    const event = parseObject(text);
+    if (event === null) return;
+    switch (event['type']) {
+      case 'thread.started':
+        if (this.#turn.sessionId === null && typeof event['thread_id'] === 'string') this.#turn.sessionId = event['thread_id'];
+        break;
+      case 'item.completed': {
+        const item = event['item'] as Record<string, unknown> | undefined;
+        // Other item types (reasoning, commands, a harmless `error` item about model metadata) are not messages.
+        if (item?.['type'] === 'agent_message' && typeof item['text'] === 'string') this.#turn.messages.push(item['text']);
+        break;
+      }
+      case 'turn.completed':
+        this.#ended = true;
+        break;
+      case 'turn.failed':
+        this.#ended = true;
+        this.#turn.engineError = messageOf(event['error']) ?? 'turn failed';
+        break;
+      case 'error':
+        this.#turn.engineError = messageOf(event) ?? 'engine error';
+        break;
+      default:
+        break;
+    }
+  }
+
+  result(): ParsedTurn {
+    return { ...this.#turn, messages: [...this.#turn.messages] };
+  }
+}
+
+function messageOf(value: unknown): string | null {
+  const message = (value as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' ? message : null;
+}

@@ -1,0 +1,42 @@
+import { parseObject } from './json-text.js';
+import { modelArgs, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+
+/** `gemini --output-format json`: one JSON document on stdout at the end of the turn. */
+export const gemini: EngineAdapter = {
+  name: 'gemini',
+  // `--prompt=<text>` keeps a prompt that starts with `-` from being read as an option.
+  startArgs: (prompt, model) => ['--yolo', '--output-format', 'json', ...modelArgs(model), `--prompt=${prompt}`],
+  resumeArgs: (sessionId, prompt, model) => ['--resume', sessionId, '--yolo', '--output-format', 'json', ...modelArgs(model), `--prompt=${prompt}`],
+  newParser: () => new GeminiParser(),
+  // Without it Gemini relaunches itself in a child and ignores SIGTERM; trust spares exit 55 in new folders.
+  env: { GEMINI_CLI_NO_RELAUNCH: 'true', GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+  probe: { helpHint: '--resume', resumeCheckArgs: ['--resume', 'probe-session', '--help'] },
+};
+
+class GeminiParser implements TurnParser {
+  #lines: string[] = [];
+  #document: Record<string, unknown> | null = null;
+
+  get turnEnded(): boolean {
+    return this.#document !== null;
+  }
+
+  line(stream: 'stdout' | 'stderr', text: string): void {
+    if (stream !== 'stdout' || this.#document !== null) return;
+    // Anything printed before the document (notices, warnings) is not part of it.
+    if (this.#lines.length === 0 && !text.trimStart().startsWith('{')) return;
+    this.#lines.push(text);
+    if (text.trimEnd().endsWith('}')) this.#document = parseObject(this.#lines.join('\n'));
+  }
+
+  result(): ParsedTurn {
+    const doc = this.#document;
+    if (doc === null) return { sessionId: null, messages: [], engineError: null };
+    const error = doc['error'] as { message?: unknown } | undefined;
+    return {
+      sessionId: typeof doc['session_id'] === 'string' && doc['session_id'] !== '' ? doc['session_id'] : null,
+      messages: typeof doc['response'] === 'string' ? [doc['response']] : [],
+      engineError: error === undefined || error === null ? null : typeof error.message === 'string' ? error.message : 'engine error',
+    };
+  }
+}

@@ -1,0 +1,57 @@
+import { parseObject } from './json-text.js';
+import { type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+
+const INFO_OPEN = '<Execution Info>';
+const INFO_CLOSE = '</Execution Info>';
+
+/** `iflow --prompt`: the answer as text, then an `<Execution Info>` JSON block on stdout or stderr. */
+export const iflow: EngineAdapter = {
+  name: 'iflow',
+  startArgs: (prompt) => ['--yolo', '--thinking', `--prompt=${prompt}`],
+  resumeArgs: (sessionId, prompt) => ['--resume', sessionId, '--yolo', '--thinking', `--prompt=${prompt}`],
+  newParser: () => new IflowParser(),
+  env: {},
+  probe: { helpHint: '--resume', resumeCheckArgs: ['--resume', 'probe-session', '--help'] },
+};
+
+class IflowParser implements TurnParser {
+  readonly #text: string[] = [];
+  readonly #info: Record<'stdout' | 'stderr', string[] | null> = { stdout: null, stderr: null };
+  #sessionId: string | null = null;
+  #ended = false;
+
+  get turnEnded(): boolean {
+    return this.#ended;
+  }
+
+  line(stream: 'stdout' | 'stderr', text: string): void {
+    const open = this.#info[stream];
+    if (open !== null) {
+      if (text.includes(INFO_CLOSE)) this.#closeInfo(stream, [...open, text.slice(0, text.indexOf(INFO_CLOSE))]);
+      else open.push(text);
+      return;
+    }
+    const start = text.indexOf(INFO_OPEN);
+    if (start !== -1) {
+      if (stream === 'stdout' && start > 0) this.#text.push(text.slice(0, start));
+      const rest = text.slice(start + INFO_OPEN.length);
+      if (rest.includes(INFO_CLOSE)) this.#closeInfo(stream, [rest.slice(0, rest.indexOf(INFO_CLOSE))]);
+      else this.#info[stream] = [rest];
+      return;
+    }
+    if (stream === 'stdout') this.#text.push(text);
+  }
+
+  result(): ParsedTurn {
+    const text = this.#text.join('\n').trim();
+    return { sessionId: this.#sessionId, messages: text === '' ? [] : [text], engineError: null };
+  }
+
+  #closeInfo(stream: 'stdout' | 'stderr', lines: string[]): void {
+    this.#info[stream] = null;
+    this.#ended = true;
+    const info = parseObject(lines.join('\n'));
+    const id = info?.['session-id'];
+    if (typeof id === 'string' && id !== '') this.#sessionId = id;
+  }
+}

@@ -1,0 +1,55 @@
+import type { EngineConfig } from '../config.js';
+import type { EngineName, InteractiveProfile } from '../jobs/job.js';
+import { runShort } from '../process/run-short.js';
+import { ENGINES } from './registry.js';
+
+export const VERSION_TIMEOUT_MS = 5000;
+
+export interface EngineInfo {
+  name: EngineName;
+  command: string[];
+  available: boolean;
+  version: string | null;
+  interactive_profile: InteractiveProfile | null;
+}
+
+/** `<command> --version`, cached per engine command line and environment. */
+export class EngineCatalog {
+  readonly #configs: Readonly<Record<EngineName, EngineConfig>>;
+  readonly #baseEnv: Readonly<Record<string, string>>;
+  readonly #versions = new Map<string, Promise<{ available: boolean; version: string | null }>>();
+
+  constructor(configs: Readonly<Record<EngineName, EngineConfig>>, baseEnv: Readonly<Record<string, string>>) {
+    this.#configs = configs;
+    this.#baseEnv = baseEnv;
+  }
+
+  /** The environment an engine process gets: the daemon's, the adapter's needs, then the configured env. */
+  envFor(name: EngineName): Record<string, string> {
+    return { ...this.#baseEnv, ...ENGINES[name].env, ...this.#configs[name].env };
+  }
+
+  async list(profileOf: (name: EngineName) => InteractiveProfile | null): Promise<EngineInfo[]> {
+    const names = Object.keys(ENGINES) as EngineName[];
+    return Promise.all(
+      names.map(async (name) => {
+        const { available, version } = await this.#version(name);
+        return { name, command: this.#configs[name].command, available, version, interactive_profile: profileOf(name) };
+      }),
+    );
+  }
+
+  #version(name: EngineName): Promise<{ available: boolean; version: string | null }> {
+    const command = this.#configs[name].command;
+    const key = JSON.stringify([command, this.envFor(name)]);
+    let cached = this.#versions.get(key);
+    if (cached === undefined) {
+      cached = runShort([...command, '--version'], this.envFor(name), VERSION_TIMEOUT_MS).then((run) => ({
+        available: run.error === null,
+        version: run.ok ? (run.stdout.trim().split('\n')[0] ?? '').trim() || null : null,
+      }));
+      this.#versions.set(key, cached);
+    }
+    return cached;
+  }
+}

@@ -1,0 +1,59 @@
+import { SkilldError } from '../../rpc/errors.js';
+import type { SkillRegistry } from '../skills/registry.js';
+import type { SkillDefinition } from '../skills/manifest.js';
+import { ENGINE_NAMES, type EngineName, type ExecutionMode } from './job.js';
+
+/** `jobs/create` params after shape validation by the RPC layer. */
+export interface CreateParams {
+  skill_id: string;
+  engine: string;
+  execution_mode?: ExecutionMode;
+  interactive_require_user_reply?: boolean;
+  session_timeout_sec?: number;
+  hard_timeout_sec?: number;
+  input?: Record<string, unknown>;
+  parameter?: Record<string, unknown>;
+  model?: string;
+}
+
+export interface CreatePlan {
+  skill: SkillDefinition;
+  engine: EngineName;
+  mode: ExecutionMode;
+  input: Record<string, unknown>;
+  parameter: Record<string, unknown>;
+}
+
+/** Create-time checks (SPEC §5), in a fixed order so the same bad request always gets the same code. */
+export function planCreate(params: CreateParams, skills: SkillRegistry): CreatePlan {
+  const entry = skills.get(params.skill_id);
+  if (entry === undefined) throw new SkilldError('SKILL_NOT_FOUND', `no skill "${params.skill_id}"`);
+  const skill = entry.current;
+  if (skill === null) throw new SkilldError('SKILL_INVALID', `skill "${params.skill_id}" is invalid: ${entry.error?.message ?? 'not loaded'}`, { details: entry.error });
+  if (!ENGINE_NAMES.includes(params.engine as EngineName)) {
+    throw new SkilldError('ENGINE_UNKNOWN', `unknown engine "${params.engine}"; known: ${ENGINE_NAMES.join(', ')}`);
+  }
+  const engine = params.engine as EngineName;
+  if (!skill.effective_engines.includes(engine)) {
+    throw new SkilldError('SKILL_ENGINE_UNSUPPORTED', `skill "${skill.id}" does not run on ${engine}; it runs on: ${skill.effective_engines.join(', ') || 'no engine'}`, {
+      details: { effective_engines: skill.effective_engines },
+    });
+  }
+  const mode = params.execution_mode ?? 'auto';
+  if (!skill.execution_modes.includes(mode)) {
+    throw new SkilldError('SKILL_EXECUTION_MODE_UNSUPPORTED', `skill "${skill.id}" does not support ${mode} mode; it supports: ${skill.execution_modes.join(', ')}`, {
+      details: { execution_modes: skill.execution_modes },
+    });
+  }
+  const input = params.input ?? {};
+  const parameter = params.parameter ?? {};
+  const issues = {
+    input: skill.validators.input?.(input) ?? [],
+    parameter: skill.validators.parameter?.(parameter) ?? [],
+  };
+  if (issues.input.length > 0 || issues.parameter.length > 0) {
+    const first = issues.input[0] ?? issues.parameter[0];
+    throw new SkilldError('INPUT_INVALID', `${issues.input.length > 0 ? 'input' : 'parameter'} ${first?.path ?? ''} ${first?.message ?? 'is invalid'}`, { details: issues });
+  }
+  return { skill, engine, mode, input, parameter };
+}

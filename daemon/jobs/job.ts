@@ -1,0 +1,52 @@
+import type { JobErrorCode, WarningCode } from '../../rpc/errors.js';
+import type { JobStatus } from './states.js';
+
+export const ENGINE_NAMES = ['codex', 'gemini', 'iflow'] as const;
+export type EngineName = (typeof ENGINE_NAMES)[number];
+
+export const EXECUTION_MODES = ['auto', 'interactive'] as const;
+export type ExecutionMode = (typeof EXECUTION_MODES)[number];
+
+export type ProfileKind = 'resumable' | 'sticky_process';
+
+export interface InteractiveProfile {
+  kind: ProfileKind;
+  reason: string;
+}
+
+export interface SessionHandle {
+  engine: EngineName;
+  handle_type: 'session_id';
+  handle_value: string;
+}
+
+export interface JobError {
+  code: JobErrorCode;
+  message: string;
+}
+
+/** A job exactly as it is stored and sent on the wire (SPEC §4 `Job`, plus `model` and `hard_timeout_sec`). */
+export interface Job {
+  job_id: string;
+  skill_id: string;
+  skill_version: string;
+  engine: EngineName;
+  execution_mode: ExecutionMode;
+  status: JobStatus;
+  interactive_require_user_reply: boolean;
+  session_timeout_sec: number;
+  hard_timeout_sec: number;
+  model: string | null;
+  interactive_profile: InteractiveProfile | null;
+  attempt: number;
+  max_attempt: number | null;
+  pending_interaction_id: number | null;
+  wait_deadline_at: string | null;
+  session_handle: SessionHandle | null;
+  warnings: WarningCode[];
+  error: JobError | null;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}

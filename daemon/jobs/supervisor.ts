@@ -1,0 +1,304 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { SkilldError, type WarningCode } from '../../rpc/errors.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { ENGINES } from '../engines/registry.js';
+import type { Logger } from '../logger.js';
+import type { Spawner } from '../process/spawn.js';
+import { loadSkill, type SkillDefinition } from '../skills/manifest.js';
+import type { SkillRegistry } from '../skills/registry.js';
+import type { SlotPool } from '../slots/pool.js';
+import type { Store } from '../store/store.js';
+import { planCreate, type CreateParams } from './create-request.js';
+import type { EventLog } from './events.js';
+import { decideTurn, type GateDecision, type Pending } from './gate.js';
+import type { EngineName, Job, JobError } from './job.js';
+import { KeyedLock } from './keyed-lock.js';
+import { firstTurnPrompt, patchSkillMd } from './prompt.js';
+import { RunFolder } from './run-folder.js';
+import { isTerminal, nextStatus, type JobEvent } from './states.js';
+import { startTurn, type TurnHandle, type TurnReport } from './turn.js';
+
+export interface SupervisorDeps {
+  store: Store;
+  events: EventLog;
+  pool: SlotPool;
+  spawner: Spawner;
+  clock: Clock;
+  logger: Logger;
+  skills: SkillRegistry;
+  config: Config;
+  runsDir: string;
+  engineEnv(name: EngineName): Record<string, string>;
+}
+
+/** What a job's result file holds once it is terminal. */
+export interface JobResultFile {
+  output: Record<string, unknown> | null;
+  warnings: WarningCode[];
+  error: JobError | null;
+}
+
+/**
+ * Runs jobs: queues them for slots, runs their turns, applies the gate. `apply` is the only code
+ * that changes a job's status; every change is persisted, logged, then announced.
+ */
+export class Supervisor {
+  readonly #d: SupervisorDeps;
+  readonly #lock = new KeyedLock();
+  readonly #turns = new Map<string, TurnHandle>();
+  readonly #skills = new Map<string, SkillDefinition>();
+  readonly #settleWaiters = new Map<string, Array<() => void>>();
+  #closing = false;
+
+  constructor(deps: SupervisorDeps) {
+    this.#d = deps;
+  }
+
+  get(jobId: string): Job {
+    const job = this.#d.store.getJob(jobId);
+    if (job === undefined) throw new SkilldError('JOB_NOT_FOUND', `no job "${jobId}"`);
+    return job;
+  }
+
+  runFolder(jobId: string): RunFolder {
+    return new RunFolder(this.#d.runsDir, jobId);
+  }
+
+  async create(params: CreateParams): Promise<Job> {
+    const { config, store, clock } = this.#d;
+    const plan = planCreate(params, this.#d.skills);
+    if (store.countByStatus().queued >= config.max_queue) throw new SkilldError('QUEUE_FULL', `${config.max_queue} jobs are already queued (max_queue)`);
+    const now = clock.now().toISOString();
+    const job: Job = {
+      job_id: newJobId(clock.now()),
+      skill_id: plan.skill.id,
+      skill_version: plan.skill.version,
+      engine: plan.engine,
+      execution_mode: plan.mode,
+      status: 'queued',
+      interactive_require_user_reply: params.interactive_require_user_reply ?? true,
+      session_timeout_sec: params.session_timeout_sec ?? config.session_timeout_sec,
+      hard_timeout_sec: params.hard_timeout_sec ?? config.hard_timeout_sec,
+      model: params.model ?? null,
+      interactive_profile: null,
+      attempt: 0,
+      max_attempt: plan.mode === 'interactive' ? plan.skill.max_attempt : null,
+      pending_interaction_id: null,
+      wait_deadline_at: null,
+      session_handle: null,
+      warnings: [],
+      error: null,
+      created_at: now,
+      updated_at: now,
+      started_at: null,
+      finished_at: null,
+    };
+    const folder = this.runFolder(job.job_id);
+    await folder.create(plan.skill.path, { input: plan.input, parameter: plan.parameter, model: job.model });
+    const original = await readFile(folder.skillMd, 'utf8');
+    await folder.writeSkillMd(patchSkillMd(original, plan.mode, folder.artifactsDir));
+    await store.putJob(job);
+    this.#d.logger.info({ job_id: job.job_id, skill_id: job.skill_id, engine: job.engine, mode: job.execution_mode }, 'job created');
+    this.#d.events.emit(job.job_id, 'status_changed', { from: null, to: 'queued' });
+    this.#schedule(job.job_id);
+    return job;
+  }
+
+  /** Stops the job wherever it is; resolves once it is terminal. */
+  async cancel(jobId: string): Promise<{ job_id: string; status: string; accepted: boolean }> {
+    const settled = this.#whenSettled(jobId);
+    const accepted = await this.#lock.run(jobId, async () => {
+      const job = this.get(jobId);
+      if (isTerminal(job.status)) return false;
+      const turn = this.#turns.get(jobId);
+      if (turn !== undefined) {
+        turn.stop('canceled');
+        return true;
+      }
+      this.#d.pool.withdraw(jobId);
+      await this.#apply(job, 'cancel', { error: { code: 'CANCELED_BY_USER', message: 'canceled by user' } });
+      return true;
+    });
+    if (accepted) await settled;
+    const job = this.get(jobId);
+    return { job_id: jobId, status: job.status, accepted };
+  }
+
+  async result(jobId: string): Promise<{ job_id: string; status: string; output: unknown; artifacts: string[]; warnings: WarningCode[]; error: JobError | null }> {
+    const job = this.get(jobId);
+    const folder = this.runFolder(jobId);
+    const saved = isTerminal(job.status) ? await folder.readResult<JobResultFile>() : null;
+    return { job_id: jobId, status: job.status, output: saved?.output ?? null, artifacts: await folder.listArtifacts(), warnings: job.warnings, error: job.error };
+  }
+
+  /** SPEC §9, run before the socket accepts: nothing stays `running` without a process. */
+  async recover(): Promise<void> {
+    for (const job of this.#d.store.activeJobs()) {
+      await this.#d.events.prime(job.job_id);
+      if (job.status === 'running') {
+        await this.#apply(job, 'fail', { error: { code: 'DAEMON_RESTART_INTERRUPTED', message: 'the daemon stopped while this turn was running' } });
+      } else if (job.status === 'queued') {
+        this.#schedule(job.job_id);
+      }
+    }
+  }
+
+  /** Stops every running turn (daemon shutdown); their jobs are settled at the next start. */
+  async shutdown(): Promise<void> {
+    this.#closing = true;
+    const turns = [...this.#turns.values()];
+    for (const turn of turns) turn.stop('canceled');
+    await Promise.all(turns.map((turn) => turn.done.catch(() => undefined)));
+  }
+
+  #schedule(jobId: string): void {
+    this.#d.pool.request(jobId, () => {
+      void this.#lock.run(jobId, () => this.#beginTurn(jobId)).catch((error: unknown) => this.#internalError(jobId, error));
+    });
+  }
+
+  async #beginTurn(jobId: string): Promise<void> {
+    const job = this.get(jobId);
+    if (job.status !== 'queued' || this.#closing) {
+      this.#d.pool.release(jobId);
+      return;
+    }
+    const attempt = job.attempt + 1;
+    const running = await this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString() });
+    const folder = this.runFolder(jobId);
+    const skill = await this.#skillOf(running);
+    const adapter = ENGINES[running.engine];
+    const engineConfig = this.#d.config.engines[running.engine];
+    const request = await folder.readRequest<{ input: Record<string, unknown>; parameter: Record<string, unknown> }>();
+    const prompt = firstTurnPrompt({
+      skillId: skill.id,
+      skillVersion: skill.version,
+      skillMdPath: folder.skillMd,
+      template: skill.prompts[running.engine] ?? skill.prompts['common'] ?? null,
+      input: request.input,
+      parameter: request.parameter,
+    });
+    await folder.startAttempt(attempt, prompt);
+    const turn = startTurn(this.#d.spawner, this.#d.clock, {
+      argv: [...engineConfig.command, ...adapter.startArgs(prompt, running.model)],
+      cwd: folder.workspace,
+      env: this.#d.engineEnv(running.engine),
+      logs: { stdout: folder.logFile(attempt, 'stdout'), stderr: folder.logFile(attempt, 'stderr') },
+      parser: adapter.newParser(),
+      hardTimeoutMs: running.hard_timeout_sec * 1000,
+      resuming: false,
+      onOutput: (stream, text) => this.#d.events.emit(jobId, 'output', { stream, text }),
+    });
+    this.#turns.set(jobId, turn);
+    this.#d.logger.info({ job_id: jobId, attempt, pid: turn.pid }, 'turn started');
+    void turn.done
+      .then((report) => this.#lock.run(jobId, () => this.#finishTurn(jobId, report, skill)))
+      .catch((error: unknown) => this.#internalError(jobId, error));
+  }
+
+  async #finishTurn(jobId: string, report: TurnReport, skill: SkillDefinition): Promise<void> {
+    this.#turns.delete(jobId);
+    const job = this.get(jobId);
+    if (job.status !== 'running') return;
+    if (report.outcome.kind === 'canceled' && this.#closing) return; // settled as interrupted at the next start
+    const decision = decideTurn({
+      mode: job.execution_mode,
+      process: report.outcome,
+      messages: report.parsed.messages,
+      validateOutput: skill.validators.output ?? (() => []),
+      attempt: job.attempt,
+      maxAttempt: job.max_attempt,
+      sessionId: report.parsed.sessionId,
+      waitNeedsSession: job.interactive_profile?.kind !== 'sticky_process',
+    });
+    const session_handle = report.parsed.sessionId === null ? job.session_handle : { engine: job.engine, handle_type: 'session_id' as const, handle_value: report.parsed.sessionId };
+    this.#d.logger.info({ job_id: jobId, attempt: job.attempt, exit: report.exit, decision: decision.status }, 'turn finished');
+    await this.#settle(job, decision, session_handle);
+  }
+
+  async #settle(job: Job, decision: GateDecision, session_handle: Job['session_handle']): Promise<void> {
+    const warnings = [...new Set([...job.warnings, ...decision.warnings])];
+    for (const code of decision.warnings) this.#d.events.emit(job.job_id, 'warning', { code });
+    const folder = this.runFolder(job.job_id);
+    if (decision.status === 'waiting_user') {
+      await this.#enterWaiting(job, decision.pending, { warnings, session_handle });
+      return;
+    }
+    const output = decision.status === 'succeeded' ? decision.output : null;
+    const error = decision.status === 'succeeded' ? null : decision.error;
+    await folder.writeResult({ job_id: job.job_id, status: decision.status, output, warnings, error });
+    const event: JobEvent = decision.status === 'succeeded' ? 'succeed' : decision.status === 'canceled' ? 'cancel' : 'fail';
+    await this.#apply(job, event, { warnings, error, session_handle });
+  }
+
+  async #enterWaiting(job: Job, pending: Pending, patch: Partial<Job>): Promise<void> {
+    await this.runFolder(job.job_id).writePending(pending);
+    await this.#apply(job, 'wait', { ...patch, pending_interaction_id: pending.interaction_id });
+    this.#d.events.emit(job.job_id, 'input_required', { pending });
+  }
+
+  /** The only writer of job status: checks the table, persists, logs, then announces. */
+  async #apply(job: Job, event: JobEvent, patch: Partial<Job>): Promise<Job> {
+    const to = nextStatus(job.status, event);
+    if (to === null) throw new Error(`illegal move: ${job.status} --${event}-->`);
+    if (to === 'failed' && (patch.error ?? null) === null) throw new Error('entering failed needs an error code');
+    const now = this.#d.clock.now().toISOString();
+    const next: Job = { ...job, ...patch, status: to, updated_at: now, finished_at: isTerminal(to) ? now : null };
+    await this.#d.store.putJob(next);
+    this.#d.logger.info({ job_id: job.job_id, from: job.status, to, event }, 'job status');
+    this.#d.events.emit(job.job_id, 'status_changed', { from: job.status, to });
+    if (isTerminal(to) || (to === 'waiting_user' && next.interactive_profile?.kind !== 'sticky_process')) this.#d.pool.release(job.job_id);
+    if (isTerminal(to)) {
+      this.#d.events.emit(job.job_id, 'finished', { status: to, error: next.error });
+      this.#skills.delete(job.job_id);
+      void this.#d.events.close(job.job_id);
+    }
+    if (isTerminal(to) || to === 'waiting_user') this.#notifySettled(job.job_id);
+    return next;
+  }
+
+  async #skillOf(job: Job): Promise<SkillDefinition> {
+    let skill = this.#skills.get(job.job_id);
+    if (skill === undefined) {
+      skill = await loadSkill(this.runFolder(job.job_id).skillDir, job.skill_id);
+      this.#skills.set(job.job_id, skill);
+    }
+    return skill;
+  }
+
+  #whenSettled(jobId: string): Promise<void> {
+    return new Promise((resolve) => {
+      const list = this.#settleWaiters.get(jobId) ?? [];
+      list.push(resolve);
+      this.#settleWaiters.set(jobId, list);
+    });
+  }
+
+  #notifySettled(jobId: string): void {
+    const list = this.#settleWaiters.get(jobId) ?? [];
+    this.#settleWaiters.delete(jobId);
+    for (const resolve of list) resolve();
+  }
+
+  /** A bug must not strand a job: log it, and fail the job if it is still active. */
+  #internalError(jobId: string, error: unknown): void {
+    this.#d.logger.error({ job_id: jobId, err: error }, 'internal error while running a job');
+    void this.#lock
+      .run(jobId, async () => {
+        const job = this.#d.store.getJob(jobId);
+        if (job === undefined || isTerminal(job.status)) return;
+        this.#turns.get(jobId)?.stop('canceled');
+        this.#d.pool.withdraw(jobId);
+        const message = `internal error: ${(error as Error).message ?? String(error)}`;
+        await this.#apply(job, 'fail', { error: { code: 'JOB_INTERNAL_ERROR', message } });
+      })
+      .catch((nested: unknown) => this.#d.logger.error({ job_id: jobId, err: nested }, 'could not fail job after internal error'));
+  }
+}
+
+/** Sortable ids: creation time in base 36, then randomness. */
+export function newJobId(now: Date): string {
+  return `job-${now.getTime().toString(36).padStart(9, '0')}-${randomBytes(5).toString('hex')}`;
+}

@@ -1,0 +1,81 @@
+import type { Clock } from '../clock.js';
+import type { ParsedTurn, TurnParser } from '../engines/engine.js';
+import type { ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
+import type { ProcessOutcome } from './gate.js';
+
+export type StopReason = 'canceled' | 'timeout';
+
+export interface TurnSpec {
+  argv: readonly string[];
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+  logs: Record<OutputStream, string>;
+  parser: TurnParser;
+  hardTimeoutMs: number;
+  /** Whether this turn resumes a saved engine session (a failure then means the session is gone). */
+  resuming: boolean;
+  onOutput(stream: OutputStream, text: string): void;
+}
+
+export interface TurnReport {
+  outcome: ProcessOutcome;
+  parsed: ParsedTurn;
+  exit: ExitInfo;
+  pid: number | null;
+}
+
+/** A turn in flight: its stop control and its report. The first stop reason wins. */
+export interface TurnHandle {
+  readonly pid: number | null;
+  stop(reason: StopReason): void;
+  readonly done: Promise<TurnReport>;
+}
+
+const STDERR_TAIL_LINES = 5;
+
+/** Runs one per-turn engine process under a hard timeout and reads its output as it comes. */
+export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnHandle {
+  let stopReason: StopReason | null = null;
+  let sawOutput = false;
+  const stderrTail: string[] = [];
+  const proc = spawner.spawn({
+    argv: spec.argv,
+    cwd: spec.cwd,
+    env: spec.env,
+    stdin: 'ignore',
+    logs: spec.logs,
+    onLine(stream, text) {
+      if (stream === 'stdout' && text.trim() !== '') sawOutput = true;
+      if (stream === 'stderr' && text.trim() !== '') stderrTail.splice(0, stderrTail.length >= STDERR_TAIL_LINES ? 1 : 0, text);
+      spec.parser.line(stream, text);
+      spec.onOutput(stream, text);
+    },
+    onOverflow(stream, bytes) {
+      spec.onOutput(stream, `[skilld: a line of more than ${bytes} bytes was dropped]`);
+    },
+  });
+  const stop = (reason: StopReason): void => {
+    if (stopReason !== null) return;
+    stopReason = reason;
+    void proc.stop();
+  };
+  const timer = clock.setTimer(spec.hardTimeoutMs, () => stop('timeout'));
+  const done = proc.exited.then((exit): TurnReport => {
+    timer.cancel();
+    const outcome = classify(exit, stopReason, spec, { sawOutput, stderrTail });
+    return { outcome, parsed: spec.parser.result(), exit, pid: proc.pid };
+  });
+  return { pid: proc.pid, stop, done };
+}
+
+function classify(exit: ExitInfo, stopReason: StopReason | null, spec: TurnSpec, seen: { sawOutput: boolean; stderrTail: string[] }): ProcessOutcome {
+  if (exit.spawnError !== null) return { kind: 'failed', code: 'ENGINE_SPAWN_FAILED', message: `cannot start ${spec.argv[0] ?? 'engine'}: ${exit.spawnError}` };
+  if (stopReason === 'canceled') return { kind: 'canceled' };
+  if (stopReason === 'timeout') return { kind: 'failed', code: 'TIMEOUT', message: `turn exceeded hard_timeout_sec (${spec.hardTimeoutMs / 1000} s) and was stopped` };
+  if (exit.code === 0) return { kind: 'ok' };
+  const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  const tail = seen.stderrTail.length > 0 ? `: ${seen.stderrTail.join(' | ')}` : '';
+  // A resume that dies before printing anything found no session to continue (PR-14).
+  if (spec.resuming && !seen.sawOutput) return { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: `resume ${how}${tail}` };
+  return { kind: 'failed', code: 'ENGINE_EXIT_NONZERO', message: `engine ${how}${tail}` };
+}

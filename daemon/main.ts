@@ -1,0 +1,100 @@
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Dispatcher } from '../rpc/dispatcher.js';
+import { bindMethods } from '../rpc/methods.js';
+import { RpcServer, type ListenTarget } from '../rpc/server.js';
+import { createApi } from './api.js';
+import { systemClock } from './clock.js';
+import type { Config } from './config.js';
+import { EngineCatalog } from './engines/info.js';
+import { EventLog } from './jobs/events.js';
+import { Supervisor } from './jobs/supervisor.js';
+import type { Logger } from './logger.js';
+import { createSpawner } from './process/spawn.js';
+import { SkillRegistry } from './skills/registry.js';
+import { SkillWatcher } from './skills/watch.js';
+import { SlotPool } from './slots/pool.js';
+import { LowdbStore } from './store/lowdb-store.js';
+import { Subscriptions } from './subscriptions.js';
+
+/** The package root, where `package.json` and the bundled `skills/` live (two levels above this file, built or not). */
+export const PACKAGE_ROOT = findPackageRoot();
+export const BUNDLED_SKILLS_DIR = join(PACKAGE_ROOT, 'skills');
+
+/** A running daemon; `close()` is idempotent and ordered. */
+export interface Daemon {
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root: the only place that builds the real clock, spawner, store, logger and
+ * watcher. The socket accepts connections only after recovery has finished.
+ */
+export async function startDaemon(config: Config, logger: Logger, listen: ListenTarget): Promise<Daemon> {
+  const clock = systemClock;
+  const version = await readVersion();
+  const runsDir = join(config.state_dir, 'runs');
+  await mkdir(runsDir, { recursive: true, mode: 0o700 });
+  const store = await LowdbStore.open(config.state_dir, () => clock.now());
+  for (const notice of store.notices) logger.error({ ...notice }, 'state problem found at start');
+  const skills = new SkillRegistry(config.skills_dirs);
+  await skills.loadAll();
+  const events = new EventLog(runsDir, clock);
+  const pool = new SlotPool(config.max_concurrent);
+  const engines = new EngineCatalog(config.engines, stringEnv(process.env));
+  const supervisor = new Supervisor({
+    store, events, pool, clock, logger, skills, config, runsDir,
+    spawner: createSpawner(clock, config.kill_grace_ms),
+    engineEnv: (name) => engines.envFor(name),
+  });
+  const subscriptions = new Subscriptions(events);
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, store, pool, skills, engines, supervisor, subscriptions });
+  const server = new RpcServer(new Dispatcher(bindMethods(api), (method, error) => logger.error({ method, err: error }, 'internal error in method')));
+  const watcher = await SkillWatcher.start(
+    config.skills_dirs,
+    (id) => {
+      void skills.reload(id).then((changed) => {
+        if (!changed) return;
+        logger.info({ skill_id: id, status: skills.get(id)?.error ? 'invalid' : skills.get(id) ? 'ok' : 'removed' }, 'skill reloaded');
+        for (const conn of subscriptions.subscribedConnections()) conn.notify('skills/changed', { ids: [id] });
+      });
+    },
+    (error) => logger.warn({ err: error }, 'skills watcher problem'),
+  );
+  await supervisor.recover();
+  await server.listen(listen);
+  logger.info({ version, socket: listen.kind === 'path' ? listen.path : `fd ${listen.fd}`, state_dir: config.state_dir, skills: skills.counts() }, 'skilld ready');
+
+  let closing: Promise<void> | null = null;
+  return {
+    close: () => {
+      closing ??= (async () => {
+        await server.close();
+        await watcher.close();
+        await supervisor.shutdown();
+        await events.closeAll();
+        await store.close();
+        await server.removeSocketFile();
+        logger.info({}, 'skilld stopped');
+        await new Promise<void>((resolve) => (logger.flush ? logger.flush(() => resolve()) : resolve()));
+      })();
+      return closing;
+    },
+  };
+}
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+async function readVersion(): Promise<string> {
+  const pkg = JSON.parse(await readFile(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function findPackageRoot(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  // Source runs from daemon/, the build from dist/daemon/.
+  return here.endsWith(join('dist', 'daemon')) ? join(here, '..', '..') : join(here, '..');
+}

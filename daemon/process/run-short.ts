@@ -1,0 +1,38 @@
+import { execa } from 'execa';
+
+export interface ShortRun {
+  ok: boolean;
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  error: string | null;
+}
+
+/**
+ * Runs a short command (`--help`, `--version`) in its own process group with stdin closed, and
+ * kills the whole group at the time limit.
+ */
+export async function runShort(argv: readonly string[], env: Readonly<Record<string, string>>, timeoutMs: number): Promise<ShortRun> {
+  const [file, ...args] = argv as [string, ...string[]];
+  const child = execa(file, args, {
+    env,
+    extendEnv: false,
+    stdin: 'ignore',
+    reject: false,
+    detached: true,
+    cleanup: true,
+    timeout: timeoutMs,
+    killSignal: 'SIGKILL',
+    maxBuffer: 1024 * 1024,
+  });
+  const result = await child;
+  if (child.pid !== undefined) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // the group is already gone, as it should be
+    }
+  }
+  const error = result.timedOut ? `timed out after ${timeoutMs} ms` : result.exitCode === undefined ? (result.shortMessage ?? 'could not start') : null;
+  return { ok: result.exitCode === 0, code: result.exitCode ?? null, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? ''), error };
+}

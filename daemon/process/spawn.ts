@@ -1,0 +1,152 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { execa } from 'execa';
+import { LineSplitter } from '../../rpc/framing.js';
+import type { Clock } from '../clock.js';
+import { groupAlive, signalGroup } from './group.js';
+
+/** Engine output lines longer than this are dropped (the rest of the turn is still read). */
+export const MAX_ENGINE_LINE_BYTES = 2 * 1024 * 1024;
+/** After the leader exits, how long its output pipes may stay open (held by a straggler) before we stop reading. */
+export const DRAIN_AFTER_EXIT_MS = 2000;
+
+export type OutputStream = 'stdout' | 'stderr';
+
+export interface SpawnRequest {
+  /** Full argv: executable first. */
+  argv: readonly string[];
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+  stdin: 'ignore' | 'pipe';
+  /** Raw output is appended here, byte for byte. */
+  logs: Record<OutputStream, string>;
+  onLine(stream: OutputStream, text: string): void;
+  onOverflow(stream: OutputStream, bytes: number): void;
+}
+
+/** How a process ended. `spawnError` is set when it never started. */
+export interface ExitInfo {
+  code: number | null;
+  signal: string | null;
+  spawnError: string | null;
+}
+
+/** A running engine process: the leader of its own process group. */
+export interface EngineProcess {
+  readonly pid: number | null;
+  readonly exited: Promise<ExitInfo>;
+  /** SIGTERM to the group, SIGKILL after the grace period; resolves once the leader has exited. Idempotent. */
+  stop(): Promise<ExitInfo>;
+  /** Writes to stdin (sticky transport); false when stdin is not open. */
+  write(text: string): boolean;
+  endInput(): void;
+}
+
+export interface Spawner {
+  spawn(request: SpawnRequest): EngineProcess;
+}
+
+/** The real spawner: the only user of execa. */
+export function createSpawner(clock: Clock, killGraceMs: number): Spawner {
+  return { spawn: (request) => new ExecaProcess(request, clock, killGraceMs) };
+}
+
+class ExecaProcess implements EngineProcess {
+  readonly pid: number | null;
+  readonly exited: Promise<ExitInfo>;
+  readonly #clock: Clock;
+  readonly #graceMs: number;
+  readonly #stdin: NodeJS.WritableStream | null;
+  #stopping: Promise<ExitInfo> | null = null;
+  #leaderGone = false;
+
+  constructor(request: SpawnRequest, clock: Clock, graceMs: number) {
+    this.#clock = clock;
+    this.#graceMs = graceMs;
+    const [file, ...args] = request.argv as [string, ...string[]];
+    const child = execa(file, args, {
+      cwd: request.cwd,
+      env: request.env,
+      extendEnv: false,
+      stdin: request.stdin,
+      stdout: 'pipe',
+      stderr: 'pipe',
+      buffer: false,
+      reject: false,
+      detached: true,
+      cleanup: false,
+      encoding: 'buffer',
+    });
+    this.pid = child.pid ?? null;
+    this.#stdin = request.stdin === 'pipe' ? child.stdin : null;
+    this.#stdin?.on('error', () => undefined);
+    const drained = Promise.all([pipe(child.stdout, 'stdout', request), pipe(child.stderr, 'stderr', request)]);
+    const leaderExit = new Promise<ExitInfo>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal, spawnError: null }));
+      void child.then((result) => {
+        if (this.pid === null || result.exitCode === undefined) resolve({ code: null, signal: null, spawnError: result.shortMessage ?? result.message ?? 'spawn failed' });
+      });
+    });
+    this.exited = leaderExit.then(async (info) => {
+      this.#leaderGone = true;
+      if (this.pid !== null) this.#sweepGroup(this.pid);
+      await Promise.race([drained, new Promise<void>((resolve) => this.#clock.setTimer(DRAIN_AFTER_EXIT_MS, resolve))]);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      return info;
+    });
+  }
+
+  stop(): Promise<ExitInfo> {
+    if (this.#stopping !== null) return this.#stopping;
+    const pid = this.pid;
+    if (pid !== null && !this.#leaderGone) {
+      signalGroup(pid, 'SIGTERM');
+      const timer = this.#clock.setTimer(this.#graceMs, () => signalGroup(pid, 'SIGKILL'));
+      void this.exited.then(() => timer.cancel());
+    }
+    this.#stopping = this.exited;
+    return this.#stopping;
+  }
+
+  write(text: string): boolean {
+    if (this.#stdin === null || this.#leaderGone) return false;
+    return this.#stdin.write(text) || true;
+  }
+
+  endInput(): void {
+    this.#stdin?.end();
+  }
+
+  /** Members of the group that outlive the leader get the same stop sequence: nothing lingers. */
+  #sweepGroup(pgid: number): void {
+    if (!groupAlive(pgid)) return;
+    signalGroup(pgid, 'SIGTERM');
+    this.#clock.setTimer(this.#graceMs, () => signalGroup(pgid, 'SIGKILL'));
+  }
+}
+
+function pipe(stream: Readable | null, name: OutputStream, request: SpawnRequest): Promise<void> {
+  if (stream === null) return Promise.resolve();
+  const log: WriteStream = createWriteStream(request.logs[name], { flags: 'a' });
+  const splitter = new LineSplitter(MAX_ENGINE_LINE_BYTES, {
+    line: (text) => request.onLine(name, text),
+    overflow: (bytes) => request.onOverflow(name, bytes),
+  });
+  return new Promise((resolve) => {
+    stream.on('data', (chunk: Buffer) => {
+      log.write(chunk);
+      splitter.push(chunk);
+    });
+    let finished = false;
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      splitter.end();
+      log.end(() => resolve());
+    };
+    stream.once('end', finish);
+    stream.once('error', finish);
+    stream.once('close', finish);
+  });
+}

@@ -1,0 +1,150 @@
+import { readFile, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { ENGINE_NAMES, type EngineName, type ExecutionMode } from '../jobs/job.js';
+import { compileSchema, type Validator } from './json-schema.js';
+
+export const SKILL_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+export const SCHEMA_KEYS = ['input', 'parameter', 'output'] as const;
+export type SchemaKey = (typeof SCHEMA_KEYS)[number];
+
+/** A skill as loaded from its folder, with compiled schemas. */
+export interface SkillDefinition {
+  id: string;
+  version: string;
+  name: string;
+  description: string;
+  execution_modes: ExecutionMode[];
+  engines: string[] | null;
+  unsupported_engines: string[];
+  effective_engines: EngineName[];
+  max_attempt: number | null;
+  path: string;
+  artifacts: Array<{ role: string; pattern: string; required: boolean }>;
+  prompts: Record<string, string>;
+  schemas: Record<SchemaKey, object | null>;
+  validators: Record<SchemaKey, Validator | null>;
+}
+
+export type SkillErrorCode = 'SKILL_MANIFEST_INVALID' | 'SKILL_SCHEMA_INVALID' | 'SKILL_FILE_MISSING';
+
+/** Why a skill folder could not be loaded: a stable code, a message and the file at fault. */
+export class SkillLoadError extends Error {
+  override readonly name = 'SkillLoadError';
+  readonly code: SkillErrorCode;
+  readonly path: string;
+
+  constructor(code: SkillErrorCode, message: string, path: string) {
+    super(message);
+    this.code = code;
+    this.path = path;
+  }
+}
+
+const MANIFEST_SCHEMA = {
+  type: 'object',
+  required: ['id', 'version', 'execution_modes'],
+  properties: {
+    id: { type: 'string' },
+    version: { type: 'string', minLength: 1 },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    execution_modes: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['auto', 'interactive'] } },
+    engines: { type: 'array', items: { type: 'string' } },
+    unsupported_engines: { type: 'array', items: { type: 'string' } },
+    max_attempt: { type: 'integer', minimum: 1 },
+    schemas: { type: 'object', additionalProperties: false, properties: { input: { type: 'string' }, parameter: { type: 'string' }, output: { type: 'string' } } },
+    artifacts: { type: 'array', items: { type: 'object', required: ['role', 'pattern'], properties: { role: { type: 'string' }, pattern: { type: 'string' }, required: { type: 'boolean' } } } },
+    entrypoint: { type: 'object', properties: { prompts: { type: 'object', additionalProperties: { type: 'string' } } } },
+  },
+};
+const validateManifest = compileSchema(MANIFEST_SCHEMA);
+
+interface Manifest {
+  id: string;
+  version: string;
+  name?: string;
+  description?: string;
+  execution_modes: ExecutionMode[];
+  engines?: string[];
+  unsupported_engines?: string[];
+  max_attempt?: number;
+  schemas?: Partial<Record<SchemaKey, string>>;
+  artifacts?: Array<{ role: string; pattern: string; required?: boolean }>;
+  entrypoint?: { prompts?: Record<string, string> };
+}
+
+/** Loads and checks the skill in `dir`; its id must equal the folder name. Throws SkillLoadError. */
+export async function loadSkill(dir: string, expectedId: string = basename(dir)): Promise<SkillDefinition> {
+  const manifestPath = join(dir, 'assets', 'runner.json');
+  const manifest = await readJson(manifestPath, 'SKILL_MANIFEST_INVALID');
+  const issues = validateManifest(manifest);
+  if (issues.length > 0) throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, manifestPath);
+  const m = manifest as Manifest;
+  if (m.id !== expectedId) throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: id "${m.id}" must equal the folder name "${expectedId}"`, manifestPath);
+  if (!SKILL_ID_PATTERN.test(m.id)) throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: id "${m.id}" must match ${SKILL_ID_PATTERN.source}`, manifestPath);
+  if (m.max_attempt !== undefined && !m.execution_modes.includes('interactive')) {
+    throw new SkillLoadError('SKILL_MANIFEST_INVALID', 'runner.json: max_attempt applies to interactive mode only', manifestPath);
+  }
+  const skillMd = join(dir, 'SKILL.md');
+  if (!(await isFile(skillMd))) throw new SkillLoadError('SKILL_FILE_MISSING', 'SKILL.md is missing', skillMd);
+  const schemas = { input: null, parameter: null, output: null } as SkillDefinition['schemas'];
+  const validators = { input: null, parameter: null, output: null } as SkillDefinition['validators'];
+  for (const key of SCHEMA_KEYS) {
+    const loaded = await loadSchema(dir, key, m.schemas?.[key]);
+    if (loaded === null) continue;
+    schemas[key] = loaded.schema;
+    validators[key] = loaded.validator;
+  }
+  return {
+    id: m.id,
+    version: m.version,
+    name: m.name ?? m.id,
+    description: m.description ?? '',
+    execution_modes: m.execution_modes,
+    engines: m.engines ?? null,
+    unsupported_engines: m.unsupported_engines ?? [],
+    effective_engines: effectiveEngines(m.engines, m.unsupported_engines),
+    max_attempt: m.max_attempt ?? null,
+    path: dir,
+    artifacts: (m.artifacts ?? []).map((a) => ({ role: a.role, pattern: a.pattern, required: a.required ?? false })),
+    prompts: m.entrypoint?.prompts ?? {},
+    schemas,
+    validators,
+  };
+}
+
+/** `(engines ?? every known engine) − unsupported_engines`, keeping only engines the daemon knows. */
+export function effectiveEngines(engines: string[] | undefined, unsupported: string[] | undefined): EngineName[] {
+  const allowed = engines ?? ENGINE_NAMES;
+  return ENGINE_NAMES.filter((name) => allowed.includes(name) && !(unsupported ?? []).includes(name));
+}
+
+async function loadSchema(dir: string, key: SchemaKey, declared: string | undefined): Promise<{ schema: object; validator: Validator } | null> {
+  const path = join(dir, declared ?? join('assets', `${key}.schema.json`));
+  if (declared === undefined && key !== 'output' && !(await isFile(path))) return null;
+  const schema = await readJson(path, 'SKILL_SCHEMA_INVALID');
+  try {
+    return { schema: schema as object, validator: compileSchema(schema) };
+  } catch (error) {
+    throw new SkillLoadError('SKILL_SCHEMA_INVALID', `${key} schema: ${(error as Error).message}`, path);
+  }
+}
+
+async function readJson(path: string, code: SkillErrorCode): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new SkillLoadError(code, missing ? `${basename(path)} is missing` : `cannot read ${basename(path)}: ${(error as Error).message}`, path);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new SkillLoadError(code, `${basename(path)} is not valid JSON: ${(error as Error).message}`, path);
+  }
+}
+
+async function isFile(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => null))?.isFile() ?? false;
+}

@@ -1,0 +1,118 @@
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SKILL_ID_PATTERN, SkillLoadError, loadSkill, type SkillDefinition, type SkillErrorCode } from './manifest.js';
+
+export interface SkillError {
+  code: SkillErrorCode;
+  message: string;
+  path: string;
+}
+
+/** What the registry knows of one id: the last valid version (if any) and the current error. */
+export interface SkillEntry {
+  id: string;
+  path: string;
+  current: SkillDefinition | null;
+  error: SkillError | null;
+}
+
+/** The wire `Skill` (SPEC §4). */
+export interface SkillView {
+  id: string;
+  version: string | null;
+  name: string;
+  description: string;
+  execution_modes: string[];
+  engines: string[] | null;
+  unsupported_engines: string[];
+  effective_engines: string[];
+  max_attempt: number | null;
+  path: string;
+  status: 'ok' | 'invalid';
+  error?: SkillError;
+}
+
+/**
+ * Every skill in the skills directories. The first directory holding an id wins. A reload that
+ * fails keeps the last valid version and records the error, so a half-saved file never takes a
+ * skill away.
+ */
+export class SkillRegistry {
+  readonly #dirs: readonly string[];
+  readonly #entries = new Map<string, SkillEntry>();
+
+  constructor(dirs: readonly string[]) {
+    this.#dirs = dirs;
+  }
+
+  get dirs(): readonly string[] {
+    return this.#dirs;
+  }
+
+  async loadAll(): Promise<void> {
+    const ids = new Set<string>();
+    for (const dir of this.#dirs) {
+      const names = await readdir(dir).catch(() => [] as string[]);
+      for (const name of names) if (!name.startsWith('.')) ids.add(name);
+    }
+    await Promise.all([...ids].map((id) => this.reload(id)));
+  }
+
+  /** Reloads one id from disk; returns true when what clients see of it changed. */
+  async reload(id: string): Promise<boolean> {
+    const dir = await this.#locate(id);
+    const before = this.#entries.get(id);
+    if (dir === null) return this.#entries.delete(id);
+    const entry: SkillEntry = { id, path: dir, current: before?.path === dir ? before.current : null, error: null };
+    try {
+      if (!SKILL_ID_PATTERN.test(id)) throw new SkillLoadError('SKILL_MANIFEST_INVALID', `folder name "${id}" is not a valid skill id (${SKILL_ID_PATTERN.source})`, dir);
+      entry.current = await loadSkill(dir, id);
+    } catch (error) {
+      if (!(error instanceof SkillLoadError)) throw error;
+      entry.error = { code: error.code, message: error.message, path: error.path };
+    }
+    this.#entries.set(id, entry);
+    return before === undefined || JSON.stringify(view(before)) !== JSON.stringify(view(entry));
+  }
+
+  get(id: string): SkillEntry | undefined {
+    return this.#entries.get(id);
+  }
+
+  list(): SkillView[] {
+    return [...this.#entries.values()].sort((a, b) => a.id.localeCompare(b.id)).map(view);
+  }
+
+  counts(): { ok: number; invalid: number } {
+    let invalid = 0;
+    for (const entry of this.#entries.values()) if (entry.error !== null) invalid += 1;
+    return { ok: this.#entries.size - invalid, invalid };
+  }
+
+  async #locate(id: string): Promise<string | null> {
+    for (const dir of this.#dirs) {
+      const candidate = join(dir, id);
+      if ((await stat(candidate).catch(() => null))?.isDirectory()) return candidate;
+    }
+    return null;
+  }
+}
+
+/** The wire view of an entry: the last valid definition, flagged invalid while an error stands. */
+export function view(entry: SkillEntry): SkillView {
+  const d = entry.current;
+  const base: SkillView = {
+    id: entry.id,
+    version: d?.version ?? null,
+    name: d?.name ?? entry.id,
+    description: d?.description ?? '',
+    execution_modes: d?.execution_modes ?? [],
+    engines: d?.engines ?? null,
+    unsupported_engines: d?.unsupported_engines ?? [],
+    effective_engines: d?.effective_engines ?? [],
+    max_attempt: d?.max_attempt ?? null,
+    path: entry.path,
+    status: entry.error === null ? 'ok' : 'invalid',
+  };
+  return entry.error === null ? base : { ...base, error: entry.error };
+}

@@ -1,0 +1,52 @@
+/**
+ * The slot pool: at most `max` jobs hold a slot; others wait in FIFO order. Holding is keyed by
+ * job id, so releasing is idempotent and a slot cannot be held twice by one job.
+ */
+export class SlotPool {
+  readonly max: number;
+  readonly #holders = new Set<string>();
+  readonly #waiters = new Map<string, () => void>();
+
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  /** Calls `onGrant` once the job holds a slot (at once when one is free). */
+  request(jobId: string, onGrant: () => void): void {
+    if (this.#holders.has(jobId) || this.#waiters.has(jobId)) throw new Error(`job ${jobId} already holds or awaits a slot`);
+    if (this.#holders.size < this.max) {
+      this.#holders.add(jobId);
+      onGrant();
+      return;
+    }
+    this.#waiters.set(jobId, onGrant);
+  }
+
+  /** Removes a waiting request; true when there was one. */
+  withdraw(jobId: string): boolean {
+    return this.#waiters.delete(jobId);
+  }
+
+  /** Gives the job's slot back (no-op if it holds none) and grants waiters in order. */
+  release(jobId: string): void {
+    if (!this.#holders.delete(jobId)) return;
+    this.#grantWaiting();
+  }
+
+  holds(jobId: string): boolean {
+    return this.#holders.has(jobId);
+  }
+
+  stats(): { max: number; used: number; queued: number } {
+    return { max: this.max, used: this.#holders.size, queued: this.#waiters.size };
+  }
+
+  #grantWaiting(): void {
+    for (const [jobId, onGrant] of this.#waiters) {
+      if (this.#holders.size >= this.max) return;
+      this.#waiters.delete(jobId);
+      this.#holders.add(jobId);
+      onGrant();
+    }
+  }
+}

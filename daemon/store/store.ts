@@ -1,0 +1,34 @@
+import type { Job } from '../jobs/job.js';
+import type { JobStatus } from '../jobs/states.js';
+
+export interface JobQuery {
+  status?: JobStatus;
+  skill_id?: string;
+  limit: number;
+  /** A job_id: list jobs created before it (the `next` cursor of the previous page). */
+  before?: string;
+}
+
+/** A problem found while loading state, kept for `daemon/status` and the log. */
+export interface StoreNotice {
+  code: 'STATE_FILE_CORRUPT' | 'FINISHED_LOG_TRUNCATED';
+  message: string;
+  path: string;
+}
+
+/**
+ * Durable job state. Reads are served from memory; `putJob` resolves once the change is on disk.
+ * Active jobs live in a small hot file; finished jobs move to an append-only log, so the cost of
+ * a write does not grow with history.
+ */
+export interface Store {
+  readonly notices: readonly StoreNotice[];
+  getJob(jobId: string): Job | undefined;
+  /** Newest first. */
+  listJobs(query: JobQuery): { jobs: Job[]; next: string | null };
+  /** Jobs in a non-terminal status, oldest first. */
+  activeJobs(): Job[];
+  countByStatus(): Record<JobStatus, number>;
+  putJob(job: Job): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,81 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import { SkilldError } from './errors.js';
+import type { MethodHandler } from './dispatcher.js';
+
+const jobId = { type: 'string', minLength: 1, maxLength: 200 };
+const status = { enum: ['queued', 'running', 'waiting_user', 'succeeded', 'failed', 'canceled'] };
+const none = { type: 'object', additionalProperties: false, properties: {} };
+const byJob = { type: 'object', additionalProperties: false, required: ['job_id'], properties: { job_id: jobId } };
+
+/** Every method and the JSON Schema of its params (SPEC §4). Unknown keys are refused: typos surface. */
+export const METHOD_PARAMS = {
+  'daemon/ping': none,
+  'daemon/status': none,
+  'skills/list': none,
+  'skills/get': { type: 'object', additionalProperties: false, required: ['skill_id'], properties: { skill_id: { type: 'string', minLength: 1 } } },
+  'engines/list': none,
+  'jobs/create': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['skill_id', 'engine'],
+    properties: {
+      skill_id: { type: 'string', minLength: 1 },
+      engine: { type: 'string', minLength: 1 },
+      execution_mode: { enum: ['auto', 'interactive'] },
+      interactive_require_user_reply: { type: 'boolean' },
+      session_timeout_sec: { type: 'integer', minimum: 1 },
+      hard_timeout_sec: { type: 'integer', minimum: 1 },
+      input: { type: 'object' },
+      parameter: { type: 'object' },
+      model: { type: 'string', minLength: 1 },
+    },
+  },
+  'jobs/get': byJob,
+  'jobs/list': {
+    type: 'object',
+    additionalProperties: false,
+    properties: { status, skill_id: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 1000 }, before: jobId },
+  },
+  'jobs/cancel': byJob,
+  'jobs/result': byJob,
+  'jobs/logs': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['job_id'],
+    properties: { job_id: jobId, attempt: { type: 'integer', minimum: 1 }, stream: { enum: ['stdout', 'stderr'] }, offset: { type: 'integer', minimum: 0 } },
+  },
+  'jobs/subscribe': { type: 'object', additionalProperties: false, properties: { job_id: jobId, after_seq: { type: 'integer', minimum: 0 } } },
+  'jobs/unsubscribe': { type: 'object', additionalProperties: false, required: ['subscription_id'], properties: { subscription_id: { type: 'string', minLength: 1 } } },
+} as const;
+
+export type MethodName = keyof typeof METHOD_PARAMS;
+
+const ajv = new Ajv({ allErrors: false, strict: true });
+const validators = Object.fromEntries(Object.entries(METHOD_PARAMS).map(([name, schema]) => [name, ajv.compile(schema)]));
+
+/**
+ * Wraps each implementation so that it only ever sees params that passed its schema; a missing
+ * `params` counts as `{}`. Bad params get INVALID_PARAMS naming the field.
+ */
+export function bindMethods<C>(impl: Record<MethodName, MethodHandler<C>>): Record<string, MethodHandler<C>> {
+  const bound: Record<string, MethodHandler<C>> = {};
+  for (const name of Object.keys(METHOD_PARAMS) as MethodName[]) {
+    const validate = validators[name] as (value: unknown) => boolean;
+    bound[name] = (params, context) => {
+      const value = params ?? {};
+      if (!validate(value)) {
+        const error = (validate as unknown as { errors: ErrorObject[] }).errors[0];
+        throw new SkilldError('INVALID_PARAMS', `invalid params for ${name}: ${describe(error)}`, { details: { path: error?.instancePath ?? '', message: error?.message ?? '' } });
+      }
+      return impl[name](value, context);
+    };
+  }
+  return bound;
+}
+
+function describe(error: ErrorObject | undefined): string {
+  if (error === undefined) return 'invalid';
+  if (error.keyword === 'additionalProperties') return `unknown field "${String(error.params['additionalProperty'])}"`;
+  if (error.keyword === 'required') return `missing field "${String(error.params['missingProperty'])}"`;
+  return `${error.instancePath === '' ? 'params' : error.instancePath.slice(1)} ${error.message ?? 'is invalid'}`;
+}
