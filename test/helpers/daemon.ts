@@ -1,0 +1,173 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { once } from 'node:events';
+import { RpcClient } from '../../rpc/client.js';
+
+export const ROOT = resolve(import.meta.dirname, '..', '..');
+export const DAEMON_BIN = join(ROOT, 'dist', 'daemon', 'bin.js');
+export const SKILLCTL_BIN = join(ROOT, 'dist', 'clients', 'skillctl.js');
+export const FIXTURES = join(ROOT, 'test', 'fixtures');
+export const TEST_SKILLS = join(FIXTURES, 'skills');
+export const ENGINE_NAMES = ['codex', 'gemini', 'iflow'] as const;
+export type TestEngine = (typeof ENGINE_NAMES)[number];
+
+export interface DaemonOptions {
+  config?: Record<string, unknown>;
+  skillsDirs?: string[];
+  /** Reuse a folder (restart tests); a new temp folder otherwise. */
+  dir?: string;
+  env?: Record<string, string>;
+}
+
+/** A real daemon process on a socket in a temp folder, with the fake engines configured. */
+export class TestDaemon {
+  readonly dir: string;
+  readonly socket: string;
+  readonly stateDir: string;
+  readonly child: ChildProcess;
+  readonly logLines: string[] = [];
+  #clients: RpcClient[] = [];
+
+  private constructor(dir: string, child: ChildProcess) {
+    this.dir = dir;
+    this.socket = join(dir, 'skilld.sock');
+    this.stateDir = join(dir, 'state');
+    this.child = child;
+  }
+
+  static async start(options: DaemonOptions = {}): Promise<TestDaemon> {
+    const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'skilld-test-')));
+    const config = {
+      engines: Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [join(FIXTURES, `fake-${name}.mjs`)] }])),
+      ...options.config,
+    };
+    await writeFile(join(dir, 'config.json'), JSON.stringify(config));
+    const skills = options.skillsDirs ?? [TEST_SKILLS];
+    const args = [DAEMON_BIN, '--config', join(dir, 'config.json'), '--socket', join(dir, 'skilld.sock'), '--state-dir', join(dir, 'state'), '--log-level', 'debug'];
+    for (const s of skills) args.push('--skills-dir', s);
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
+    const daemon = new TestDaemon(dir, child);
+    await daemon.#waitReady();
+    return daemon;
+  }
+
+  async #waitReady(): Promise<void> {
+    let buffered = '';
+    let stderr = '';
+    this.child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await new Promise<void>((resolveReady, reject) => {
+      this.child.stdout?.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString();
+        const lines = buffered.split('\n');
+        buffered = lines.pop() ?? '';
+        for (const line of lines) {
+          this.logLines.push(line);
+          if (line.includes('"skilld ready"')) resolveReady();
+        }
+      });
+      this.child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before ready: ${stderr}`)));
+    });
+  }
+
+  async client(): Promise<RpcClient> {
+    const client = await RpcClient.connect(this.socket);
+    this.#clients.push(client);
+    return client;
+  }
+
+  /** SIGTERM and wait for exit; resolves with the exit code. */
+  async stop(): Promise<number | null> {
+    for (const c of this.#clients) c.close();
+    if (this.child.exitCode !== null) return this.child.exitCode;
+    this.child.kill('SIGTERM');
+    const [code] = (await once(this.child, 'exit')) as [number | null];
+    return code;
+  }
+
+  async kill(): Promise<void> {
+    for (const c of this.#clients) c.close();
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGKILL');
+    await once(this.child, 'exit');
+  }
+
+  async cleanup(): Promise<void> {
+    await this.stop();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  runDir(jobId: string): string {
+    return join(this.stateDir, 'runs', jobId);
+  }
+
+  /** The fake engine's record of every invocation in this job's workspace. */
+  async engineCalls(jobId: string): Promise<Array<{ argv: string[]; pid: number; prompt: string; resume: boolean; session: string | null }>> {
+    const text = await readFile(join(this.runDir(jobId), 'workspace', '.fake-engine', 'calls.ndjson'), 'utf8').catch(() => '');
+    return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { argv: string[]; pid: number; prompt: string; resume: boolean; session: string | null });
+  }
+}
+
+export interface JobView {
+  job_id: string;
+  status: string;
+  error: { code: string; message: string } | null;
+  warnings: string[];
+  [key: string]: unknown;
+}
+
+const TERMINAL = new Set(['succeeded', 'failed', 'canceled']);
+
+/** Waits, by subscription (no polling), until the job's status is one of `statuses`. */
+export async function waitForStatus(client: RpcClient, jobId: string, statuses: string[] = [...TERMINAL]): Promise<JobView> {
+  let done: (job: JobView) => void = () => undefined;
+  const reached = new Promise<JobView>((r) => (done = r));
+  const check = async (): Promise<void> => {
+    const job = await client.request<JobView>('jobs/get', { job_id: jobId });
+    if (statuses.includes(job.status)) done(job);
+  };
+  const off = client.on('job/event', (params) => {
+    const event = params as { job_id: string; type: string };
+    if (event.job_id === jobId && (event.type === 'status_changed' || event.type === 'finished')) void check();
+  });
+  const { subscription_id } = await client.request<{ subscription_id: string }>('jobs/subscribe', { job_id: jobId });
+  await check();
+  const job = await reached;
+  off();
+  await client.request('jobs/unsubscribe', { subscription_id }).catch(() => undefined);
+  return job;
+}
+
+/** True while a process with this pid exists and is not a zombie waiting to be reaped. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = readFileSyncSafe(`/proc/${pid}/stat`);
+  if (stat === null) return false;
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state !== 'Z' && state !== 'X';
+}
+
+function readFileSyncSafe(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** Waits for a file to exist (the fake engine writes its pid files as it starts). */
+export async function waitForFile(path: string, timeoutMs = 10_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = await readFile(path, 'utf8').catch(() => null);
+    if (text !== null && text !== '') return text;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${path}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
