@@ -77,7 +77,7 @@ function forcedProfile(config: Config, name: keyof Config['engines']): { kind: '
 }
 
 /** A chunk of an attempt's log from a byte offset; `eof` once the attempt is over and all is read. */
-async function readLogs(supervisor: Supervisor, p: { job_id: string; attempt?: number; stream?: 'stdout' | 'stderr'; offset?: number }): Promise<{ data: string; next_offset: number; eof: boolean }> {
+async function readLogs(supervisor: Supervisor, p: { job_id: string; attempt?: number; stream?: 'stdout' | 'stderr'; offset?: number }): Promise<{ attempt: number; data: string; next_offset: number; eof: boolean }> {
   const job = supervisor.get(p.job_id);
   const attempt = p.attempt ?? Math.max(job.attempt, 1);
   if (attempt > Math.max(job.attempt, 1)) throw new SkilldError('INVALID_PARAMS', `job has ${job.attempt} attempt(s)`);
@@ -85,14 +85,14 @@ async function readLogs(supervisor: Supervisor, p: { job_id: string; attempt?: n
   const offset = p.offset ?? 0;
   const size = (await stat(path).catch(() => null))?.size ?? 0;
   const finished = isTerminal(job.status) || attempt < job.attempt || (job.status !== 'running' && attempt === job.attempt);
-  if (offset >= size) return { data: '', next_offset: offset, eof: finished };
+  if (offset >= size) return { attempt, data: '', next_offset: offset, eof: finished };
   const file = await open(path, 'r');
   try {
     const buffer = Buffer.alloc(Math.min(LOG_CHUNK_BYTES, size - offset));
     const { bytesRead } = await file.read(buffer, 0, buffer.length, offset);
     const whole = utf8Boundary(buffer.subarray(0, bytesRead));
     const next = offset + whole.length;
-    return { data: whole.toString('utf8'), next_offset: next, eof: finished && next >= size };
+    return { attempt, data: whole.toString('utf8'), next_offset: next, eof: finished && next >= size };
   } finally {
     await file.close();
   }

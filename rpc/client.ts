@@ -39,6 +39,7 @@ export class RpcClient {
   readonly #socket: Socket;
   readonly #waiters = new Map<number, Waiter>();
   readonly #handlers = new Map<string, Set<NotificationHandler>>();
+  readonly #closeHandlers = new Set<(error: Error) => void>();
   #nextId = 1;
   #closedError: Error | null = null;
 
@@ -85,6 +86,16 @@ export class RpcClient {
     return () => set.delete(handler);
   }
 
+  /** Calls `handler` once when the connection ends (at once if it already has); returns a remover. */
+  onClose(handler: (error: Error) => void): () => void {
+    if (this.#closedError !== null) {
+      handler(this.#closedError);
+      return () => undefined;
+    }
+    this.#closeHandlers.add(handler);
+    return () => this.#closeHandlers.delete(handler);
+  }
+
   close(): void {
     this.#socket.end();
     this.#fail(new DaemonUnreachableError('client closed'));
@@ -113,5 +124,7 @@ export class RpcClient {
     this.#closedError = error;
     for (const waiter of this.#waiters.values()) waiter.reject(error);
     this.#waiters.clear();
+    for (const handler of this.#closeHandlers) handler(error);
+    this.#closeHandlers.clear();
   }
 }

@@ -1,0 +1,57 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { RpcClient } from '../rpc/client.js';
+import { flagOpt, intOpt } from './args.js';
+import { arg, type Command } from './command.js';
+import { followEvents } from './events.js';
+import { eventLine } from './format.js';
+import type { JobView, LogChunk } from './wire.js';
+
+/** How often `logs -f` asks again while the log has no new data. */
+export const LOG_POLL_MS = 250;
+
+/** `logs <job>`: jobs/logs from offset 0, written raw; with `-f` keep polling until eof. */
+export const logsCommand: Command = {
+  name: 'logs',
+  usage: 'logs <job> [--attempt N] [--stderr] [-f|--follow]',
+  summary: "print an attempt's engine output (stdout, or stderr); -f follows until the attempt ends",
+  options: { attempt: { type: 'string' }, stderr: { type: 'boolean' }, follow: { type: 'boolean', short: 'f' } },
+  positionals: [1, 1],
+  run: async (ctx, inv) => {
+    const jobId = arg(inv, 0);
+    const follow = flagOpt(inv.values, 'follow');
+    // Without --attempt the daemon reads the current attempt; pin it so offsets stay in one file.
+    const attempt = intOpt(inv.values, 'attempt') ?? (follow ? await currentAttempt(ctx.client, jobId) : undefined);
+    const params = { job_id: jobId, stream: flagOpt(inv.values, 'stderr') ? 'stderr' : 'stdout', ...(attempt === undefined ? {} : { attempt }) };
+    let offset = 0;
+    for (;;) {
+      const chunk = await ctx.client.request<LogChunk>('jobs/logs', { ...params, offset });
+      ctx.write(chunk.data);
+      offset = chunk.next_offset;
+      if (chunk.eof || (chunk.data === '' && !follow)) return 0;
+      if (chunk.data === '') await delay(LOG_POLL_MS);
+    }
+  },
+};
+
+async function currentAttempt(client: RpcClient, jobId: string): Promise<number> {
+  const job = await client.request<JobView & { attempt: number }>('jobs/get', { job_id: jobId });
+  return Math.max(job.attempt, 1);
+}
+
+/** `watch [<job>]`: job/event lines; with a job, its past events first and exit at `finished`. */
+export const watchCommand: Command = {
+  name: 'watch',
+  usage: 'watch [<job>]',
+  summary: "print job events as they happen (a job's past events first; exits when it finishes)",
+  options: {},
+  positionals: [0, 1],
+  run: async (ctx, inv) => {
+    const jobId = inv.positionals[0];
+    const params = jobId === undefined ? {} : { job_id: jobId, after_seq: 0 };
+    await followEvents(ctx.client, params, (event) => {
+      ctx.print(ctx.json ? JSON.stringify(event) : eventLine(event));
+      return jobId !== undefined && event.type === 'finished';
+    });
+    return 0;
+  },
+};

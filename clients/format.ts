@@ -1,0 +1,82 @@
+import type { CodedError, JobEvent, JobView } from './wire.js';
+
+const GAP = '  ';
+const CLIP_CHARS = 100;
+
+/** One JSON document, pretty-printed: what `--json` prints. */
+export function json(value: unknown): string {
+  return JSON.stringify(value, null, 2);
+}
+
+/** An aligned table with a header row; the last column is not padded. */
+export function table(headers: string[], rows: string[][]): string {
+  const all = [headers, ...rows];
+  const widths = headers.map((_, col) => Math.max(...all.map((row) => (row[col] ?? '').length)));
+  const line = (row: string[]): string => row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col] ?? 0))).join(GAP).trimEnd();
+  return all.map(line).join('\n');
+}
+
+/** `key: value` lines with the values aligned. */
+export function keyValues(pairs: Array<[string, string]>): string {
+  const width = Math.max(0, ...pairs.map(([key]) => key.length + 1));
+  return pairs.map(([key, value]) => `${`${key}:`.padEnd(width)} ${value}`.trimEnd()).join('\n');
+}
+
+/** A wire value as one table cell: `-` for null or empty, lists comma-joined, objects as compact JSON. */
+export function cell(value: unknown): string {
+  if (value === null || value === undefined || value === '') return '-';
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.length === 0 ? '-' : value.map(cell).join(',');
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** An ISO time without milliseconds. */
+export function shortTime(value: unknown): string {
+  return typeof value === 'string' ? value.replace(/\.\d+Z$/, 'Z') : cell(value);
+}
+
+/** `CODE: message`, as errors appear in human output. */
+export function errorText(error: CodedError): string {
+  return `${error.code}: ${error.message}`;
+}
+
+const JOB_FIELD_TEXT: Record<string, (value: unknown) => string> = {
+  error: (value) => (value === null ? '-' : errorText(value as CodedError)),
+  interactive_profile: (value) => (value === null ? '-' : `${(value as { kind: string }).kind} (${(value as { reason: string }).reason})`),
+  session_handle: (value) => (value === null ? '-' : (value as { handle_value: string }).handle_value),
+};
+
+/** One job as `key: value` lines, every field the daemon sent, in its order. */
+export function jobDetails(job: JobView): string {
+  return keyValues(Object.entries(job).map(([key, value]) => [key, (JOB_FIELD_TEXT[key] ?? (key.endsWith('_at') ? shortTime : cell))(value)]));
+}
+
+/** A table of jobs: id, skill, engine, mode, status, created, error code. */
+export function jobTable(jobs: JobView[]): string {
+  const rows = jobs.map((job) => [job.job_id, job.skill_id, job.engine, job.execution_mode, job.status, shortTime(job.created_at), job.error?.code ?? '-']);
+  return table(['JOB_ID', 'SKILL', 'ENGINE', 'MODE', 'STATUS', 'CREATED', 'ERROR'], rows);
+}
+
+type Data = Record<string, unknown>;
+
+const EVENT_SUMMARY: Record<string, (data: Data) => string> = {
+  status_changed: (data) => `${cell(data['from'])} -> ${cell(data['to'])}`,
+  input_required: (data) => clip(String((data['pending'] as Data | null)?.['prompt'] ?? '')),
+  output: (data) => `${cell(data['stream'])}: ${clip(String(data['text'] ?? ''))}`,
+  warning: (data) => cell(data['code']),
+  finished: (data) => (data['error'] ? `${cell(data['status'])} ${errorText(data['error'] as CodedError)}` : cell(data['status'])),
+};
+
+/** One event as a human line: `<ts> <job_id> #<seq> <type> <short data>`. */
+export function eventLine(event: JobEvent): string {
+  const data = typeof event.data === 'object' && event.data !== null ? (event.data as Data) : {};
+  const summary = EVENT_SUMMARY[event.type]?.(data) ?? clip(JSON.stringify(event.data) ?? '');
+  return `${event.ts} ${event.job_id} #${event.seq} ${event.type} ${summary}`.trimEnd();
+}
+
+/** Text on one line (line breaks shown as `\n`), cut to a readable length. */
+export function clip(text: string): string {
+  const flat = text.trimEnd().replace(/\r?\n/g, '\\n');
+  return flat.length > CLIP_CHARS ? `${flat.slice(0, CLIP_CHARS - 1)}…` : flat;
+}

@@ -1,0 +1,88 @@
+import { UsageError } from './args.js';
+import { arg, type Command, type Context } from './command.js';
+import { cell, errorText, json, keyValues, table } from './format.js';
+import type { CodedError, EngineView, SkillView, StatusView } from './wire.js';
+
+/** `status`: daemon/status. */
+export const statusCommand: Command = {
+  name: 'status',
+  usage: 'status',
+  summary: 'show the daemon: version, socket, slots, job and skill counts',
+  options: {},
+  positionals: [0, 0],
+  run: async (ctx) => {
+    const status = await ctx.client.request<StatusView>('daemon/status');
+    ctx.print(ctx.json ? json(status) : statusText(status));
+    return 0;
+  },
+};
+
+function statusText(status: StatusView): string {
+  const { slots, jobs, skills, notices, ...rest } = status;
+  const counts = Object.entries(jobs).map(([name, n]) => `${name} ${n}`);
+  const pairs: Array<[string, string]> = Object.entries(rest).map(([key, value]) => [key, cell(value)]);
+  pairs.push(['slots', `${slots.used}/${slots.max} used, ${slots.queued} queued`]);
+  pairs.push(['jobs', counts.length === 0 ? '-' : counts.join(', ')]);
+  pairs.push(['skills', `${skills.ok} ok, ${skills.invalid} invalid`]);
+  for (const notice of notices ?? []) pairs.push(['notice', errorText(notice)]);
+  return keyValues(pairs);
+}
+
+/** `skills [show <id>]`: skills/list, or skills/get for one skill. */
+export const skillsCommand: Command = {
+  name: 'skills',
+  usage: 'skills [show <id>]',
+  summary: 'list the skills (invalid ones with their error), or show one',
+  options: {},
+  positionals: [0, 2],
+  run: async (ctx, inv) => {
+    if (inv.positionals.length === 0) return listSkills(ctx);
+    if (arg(inv, 0) !== 'show' || inv.positionals.length !== 2) throw new UsageError('usage: skillctl skills [show <id>]');
+    const skill = await ctx.client.request<SkillView>('skills/get', { skill_id: arg(inv, 1) });
+    ctx.print(ctx.json ? json(skill) : skillDetails(skill));
+    return 0;
+  },
+};
+
+const SKILL_FIELD_TEXT: Record<string, (value: unknown) => string> = {
+  error: (value) => errorText(value as CodedError),
+  schemas: (value) => {
+    const present = Object.entries(value as Record<string, unknown>).filter(([, schema]) => schema !== null);
+    return present.length === 0 ? '-' : `${present.map(([key]) => key).join(', ')} (--json shows them)`;
+  },
+};
+
+function skillDetails(skill: SkillView): string {
+  return keyValues(Object.entries(skill).map(([key, value]) => [key, (SKILL_FIELD_TEXT[key] ?? cell)(value)]));
+}
+
+async function listSkills(ctx: Context): Promise<number> {
+  const answer = await ctx.client.request<{ skills: SkillView[] }>('skills/list');
+  if (ctx.json) {
+    ctx.print(json(answer));
+    return 0;
+  }
+  const { skills } = answer;
+  const rows = skills.map((s) => [s.id, cell(s.version), s.status, cell(s.execution_modes), cell(s.effective_engines), s.error === undefined ? '' : errorText(s.error)]);
+  ctx.print(skills.length === 0 ? 'no skills' : table(['ID', 'VERSION', 'STATUS', 'MODES', 'ENGINES', 'ERROR'], rows));
+  return 0;
+}
+
+/** `engines`: engines/list. */
+export const enginesCommand: Command = {
+  name: 'engines',
+  usage: 'engines',
+  summary: 'list the engines, whether they run, their version and interactive profile',
+  options: {},
+  positionals: [0, 0],
+  run: async (ctx) => {
+    const answer = await ctx.client.request<{ engines: EngineView[] }>('engines/list');
+    if (ctx.json) {
+      ctx.print(json(answer));
+      return 0;
+    }
+    const rows = answer.engines.map((e) => [e.name, e.available ? 'yes' : 'no', cell(e.version), e.interactive_profile?.kind ?? '-', e.command.join(' ')]);
+    ctx.print(table(['NAME', 'AVAILABLE', 'VERSION', 'PROFILE', 'COMMAND'], rows));
+    return 0;
+  },
+};

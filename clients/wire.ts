@@ -1,0 +1,76 @@
+/** A stable error as the daemon reports it on jobs and skills (SPEC §4); skillctl reads only these fields. */
+export interface CodedError {
+  code: string;
+  message: string;
+  path?: string;
+}
+
+/** A job (`Job` in SPEC §4). */
+export interface JobView {
+  job_id: string;
+  skill_id: string;
+  engine: string;
+  execution_mode: string;
+  status: string;
+  created_at: string;
+  error: CodedError | null;
+  [key: string]: unknown;
+}
+
+/** The answer of `jobs/result`. */
+export interface ResultView {
+  job_id: string;
+  status: string;
+  output: unknown;
+  artifacts: string[];
+  warnings: string[];
+  error: CodedError | null;
+}
+
+/** One `job/event` notification. */
+export interface JobEvent {
+  job_id: string;
+  seq: number;
+  ts: string;
+  type: string;
+  data: unknown;
+}
+
+/** A skill as `skills/list` reports it. */
+export interface SkillView {
+  id: string;
+  version: string | null;
+  status: string;
+  execution_modes: string[];
+  effective_engines: string[];
+  error?: CodedError;
+  [key: string]: unknown;
+}
+
+/** An engine as `engines/list` reports it. */
+export interface EngineView {
+  name: string;
+  command: string[];
+  available: boolean;
+  version: string | null;
+  interactive_profile: { kind: string; reason: string } | null;
+}
+
+/** The answer of `daemon/status`. */
+export interface StatusView {
+  slots: { max: number; used: number; queued: number };
+  jobs: Record<string, number>;
+  skills: { ok: number; invalid: number };
+  notices?: CodedError[];
+  [key: string]: unknown;
+}
+
+/** One chunk of `jobs/logs`. */
+export interface LogChunk {
+  data: string;
+  next_offset: number;
+  eof: boolean;
+}
+
+/** Job statuses after which nothing changes. */
+export const TERMINAL_STATUSES: readonly string[] = ['succeeded', 'failed', 'canceled'];

@@ -1,0 +1,209 @@
+import t from 'tap';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { SKILLCTL_BIN, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+
+const run = promisify(execFile);
+const daemon = await TestDaemon.start({ config: { kill_grace_ms: 300 } });
+t.teardown(() => daemon.cleanup());
+const client = await daemon.client();
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built skillctl; never throws on a non-zero exit. */
+async function ctl(args: string[], options: { socket?: string | null; env?: Record<string, string | undefined> } = {}): Promise<Outcome> {
+  const socket = options.socket === undefined ? daemon.socket : options.socket;
+  const argv = [SKILLCTL_BIN, ...args, ...(socket === null ? [] : ['--socket', socket])];
+  const env = { ...process.env, SKILLD_SOCKET: undefined, ...options.env };
+  try {
+    const { stdout, stderr } = await run(process.execPath, argv, { env, timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
+    if (typeof failed.code !== 'number') throw error;
+    return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
+async function createJob(args: string[]): Promise<string> {
+  const out = await ctl(['run', 'echo-auto', ...args]);
+  if (out.code !== 0) throw new Error(`run failed: ${out.stderr}`);
+  return out.stdout.trim();
+}
+
+t.test('run --wait on a succeeding job prints the output as JSON and exits 0', async (t) => {
+  const out = await ctl(['run', 'echo-auto', '--engine', 'codex', '--input', 'scenario=ok', '--input-json', '{"emit":{"greeting":"hi"}}', '--wait']);
+  t.equal(out.code, 0, out.stderr);
+  t.same(JSON.parse(out.stdout), { greeting: 'hi' });
+});
+
+t.test('run --wait on a failing job exits 1 with the job error code on stderr', async (t) => {
+  const out = await ctl(['run', 'echo-auto', '--engine', 'gemini', '--input', 'scenario=exit1', '--wait']);
+  t.equal(out.code, 1);
+  t.match(out.stderr, /skillctl: ENGINE_EXIT_NONZERO: /);
+});
+
+t.test('run --wait --json prints the jobs/result document', async (t) => {
+  const ok = await ctl(['run', 'echo-auto', '-e', 'iflow', '-i', 'scenario=ok', '-i', 'emit={"greeting":"json"}', '--wait', '--json']);
+  t.equal(ok.code, 0, ok.stderr);
+  const result = JSON.parse(ok.stdout) as { status: string; output: unknown; error: unknown };
+  t.equal(result.status, 'succeeded');
+  t.same(result.output, { greeting: 'json' });
+  const failed = await ctl(['run', 'echo-auto', '-e', 'codex', '-i', 'scenario=exit1', '--wait', '--json']);
+  t.equal(failed.code, 1);
+  t.match(JSON.parse(failed.stdout), { status: 'failed', error: { code: 'ENGINE_EXIT_NONZERO' } });
+});
+
+t.test('run without --wait prints the job id; with --json the Job', async (t) => {
+  const id = await createJob(['--engine', 'codex', '--input', 'scenario=ok']);
+  t.match(id, /^\S+$/);
+  const job = await waitForStatus(client, id);
+  t.equal(job.status, 'succeeded');
+  const out = await ctl(['run', 'echo-auto', '--engine', 'codex', '--input', 'scenario=ok', '--model', 'm1', '--timeout', '60', '--json']);
+  const created = JSON.parse(out.stdout) as JobView;
+  t.equal(created.skill_id, 'echo-auto');
+  t.equal(created.model, 'm1');
+  t.equal(created.hard_timeout_sec, 60);
+  await waitForStatus(client, created.job_id);
+});
+
+t.test('jobs lists the jobs in a table and as JSON', async (t) => {
+  const id = await createJob(['--engine', 'gemini', '--input', 'scenario=ok']);
+  await waitForStatus(client, id);
+  const table = await ctl(['jobs', '--skill', 'echo-auto', '--limit', '5']);
+  t.equal(table.code, 0, table.stderr);
+  t.match(table.stdout, /^JOB_ID\s+SKILL\s+ENGINE\s+MODE\s+STATUS\s+CREATED\s+ERROR/);
+  t.match(table.stdout, new RegExp(`${id}\\s+echo-auto\\s+gemini\\s+auto\\s+succeeded`));
+  const listed = JSON.parse((await ctl(['jobs', '--status', 'succeeded', '--json'])).stdout) as { jobs: JobView[] };
+  t.ok(listed.jobs.some((job) => job.job_id === id));
+  t.ok(listed.jobs.every((job) => job.status === 'succeeded'));
+});
+
+t.test('show and result of a finished job', async (t) => {
+  const id = await createJob(['--engine', 'codex', '--input', 'scenario=ok', '--input-json', '{"emit":{"greeting":"shown"}}']);
+  await waitForStatus(client, id);
+  const show = await ctl(['show', id]);
+  t.equal(show.code, 0, show.stderr);
+  t.match(show.stdout, new RegExp(`^job_id:\\s+${id}$`, 'm'));
+  t.match(show.stdout, /^status:\s+succeeded$/m);
+  t.equal((JSON.parse((await ctl(['show', id, '--json'])).stdout) as JobView).status, 'succeeded');
+  const result = await ctl(['result', id]);
+  t.equal(result.code, 0, result.stderr);
+  t.same(JSON.parse(result.stdout), { greeting: 'shown' });
+});
+
+t.test('cancel stops a hanging job; its result then exits 1', async (t) => {
+  const id = await createJob(['--engine', 'codex', '--input', 'scenario=hang']);
+  await waitForStatus(client, id, ['running']);
+  const cancel = await ctl(['cancel', id]);
+  t.equal(cancel.code, 0, cancel.stderr);
+  t.match(cancel.stdout, `job ${id} canceled`);
+  t.equal((JSON.parse((await ctl(['show', id, '--json'])).stdout) as JobView).status, 'canceled');
+  const again = await ctl(['cancel', id, '--json']);
+  t.match(JSON.parse(again.stdout), { job_id: id, status: 'canceled', accepted: false });
+  const result = await ctl(['result', id]);
+  t.equal(result.code, 1);
+  t.match(result.stderr, /CANCELED_BY_USER/);
+});
+
+t.test('logs prints the engine stdout raw, and stderr with --stderr', async (t) => {
+  const id = await createJob(['--engine', 'codex', '--input', 'scenario=ok', '--input-json', '{"emit":{"greeting":"in the log"}}']);
+  await waitForStatus(client, id);
+  const logs = await ctl(['logs', id]);
+  t.equal(logs.code, 0, logs.stderr);
+  t.match(logs.stdout, /"type":"thread.started"/);
+  t.match(logs.stdout, /in the log/);
+  const failed = await createJob(['--engine', 'codex', '--input', 'scenario=exit1']);
+  await waitForStatus(client, failed);
+  t.match((await ctl(['logs', failed, '--stderr', '--attempt', '1'])).stdout, /fatal: engine crashed/);
+});
+
+t.test('logs -f follows a running attempt until it ends', async (t) => {
+  const id = await createJob(['--engine', 'iflow', '--input', 'scenario=ok', '--input', 'delay_ms=600']);
+  const logs = await ctl(['logs', id, '-f']);
+  t.equal(logs.code, 0, logs.stderr);
+  t.match(logs.stdout, /"greeting": "hello"/);
+});
+
+t.test('watch <job> replays and prints the events, and exits at finished', async (t) => {
+  const id = await createJob(['--engine', 'gemini', '--input', 'scenario=ok', '--input', 'delay_ms=300']);
+  const watch = await ctl(['watch', id]);
+  t.equal(watch.code, 0, watch.stderr);
+  const lines = watch.stdout.trim().split('\n');
+  t.match(lines[0], new RegExp(`^\\S+Z ${id} #1 status_changed - -> queued$`));
+  t.ok(lines.some((line) => / status_changed queued -> running$/.test(line)));
+  t.match(lines.at(-1), new RegExp(`${id} #\\d+ finished succeeded$`));
+  const raw = await ctl(['watch', id, '--json']);
+  const events = raw.stdout.trim().split('\n').map((line) => JSON.parse(line) as { seq: number; type: string });
+  t.same(events.map((e) => e.seq), events.map((_, i) => i + 1), 'every event once, in order');
+  t.equal(events.at(-1)?.type, 'finished');
+});
+
+t.test('status, skills and engines answer in human and JSON form', async (t) => {
+  const status = await ctl(['status']);
+  t.equal(status.code, 0, status.stderr);
+  t.match(status.stdout, /^slots:\s+\d+\/4 used, \d+ queued$/m);
+  t.equal((JSON.parse((await ctl(['status', '--json'])).stdout) as { socket: string }).socket, daemon.socket);
+  const skills = await ctl(['skills']);
+  t.match(skills.stdout, /^echo-auto\s+1\.0\.0\s+ok\s+auto\s+codex,gemini,iflow/m);
+  t.match(JSON.parse((await ctl(['skills', 'show', 'echo-auto', '--json'])).stdout), { id: 'echo-auto', schemas: { output: { required: ['greeting'] } } });
+  const engines = JSON.parse((await ctl(['engines', '--json'])).stdout) as { engines: Array<{ name: string }> };
+  t.same(engines.engines.map((e) => e.name).sort(), ['codex', 'gemini', 'iflow']);
+});
+
+t.test('call sends a raw request; an error answer goes to stderr as JSON with exit 1', async (t) => {
+  const ping = await ctl(['call', 'daemon/ping']);
+  t.equal(ping.code, 0, ping.stderr);
+  t.match(JSON.parse(ping.stdout), { ok: true });
+  const missing = await ctl(['call', 'jobs/get', '{"job_id":"no-such-job"}']);
+  t.equal(missing.code, 1);
+  t.match(JSON.parse(missing.stderr), { code: 2001, data: { code: 'JOB_NOT_FOUND' } });
+});
+
+t.test('bad params exit 1 with the stable code on stderr', async (t) => {
+  const noSkill = await ctl(['run', 'no-such-skill', '--engine', 'codex']);
+  t.equal(noSkill.code, 1);
+  t.match(noSkill.stderr, /^skillctl: SKILL_NOT_FOUND: /);
+  const badLimit = await ctl(['jobs', '--limit', '0']);
+  t.equal(badLimit.code, 1);
+  t.match(badLimit.stderr, /^skillctl: INVALID_PARAMS: /);
+  const badInput = await ctl(['run', 'echo-auto', '--engine', 'codex', '--input', 'unknown=1']);
+  t.equal(badInput.code, 1);
+  t.match(badInput.stderr, /^skillctl: INPUT_INVALID: /);
+});
+
+t.test('usage errors exit 2 with the usage on stderr', async (t) => {
+  const cases = [['frobnicate'], [], ['jobs', '--no-such-flag'], ['show'], ['run', 'echo-auto'], ['run', 'echo-auto', '-e', 'codex', '--input', 'novalue'], ['call', 'daemon/ping', '{bad']];
+  const outcomes = await Promise.all(cases.map((args) => ctl(args)));
+  outcomes.forEach((out, i) => {
+    t.equal(out.code, 2, `skillctl ${(cases[i] ?? []).join(' ')}`);
+    t.match(out.stderr, /usage: skillctl /);
+    t.equal(out.stdout, '');
+  });
+  const help = await ctl(['--help'], { socket: null });
+  t.equal(help.code, 0);
+  for (const name of ['status', 'skills', 'engines', 'run', 'jobs', 'show', 'result', 'cancel', 'logs', 'watch', 'call']) t.match(help.stdout, new RegExp(`^  ${name}\\b`, 'm'));
+});
+
+t.test('a socket where nothing listens exits 3', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'skillctl-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const flag = await ctl(['status'], { socket: join(dir, 'none.sock') });
+  t.equal(flag.code, 3);
+  t.match(flag.stderr, `skillctl: cannot reach the daemon at ${join(dir, 'none.sock')}: `);
+  const runtime = await ctl(['status'], { socket: null, env: { XDG_RUNTIME_DIR: dir } });
+  t.equal(runtime.code, 3);
+  t.match(runtime.stderr, `at ${join(dir, 'skilld', 'skilld.sock')}: `, 'the default follows XDG_RUNTIME_DIR');
+});
+
+t.test('SKILLD_SOCKET names the socket when --socket is absent', async (t) => {
+  const out = await ctl(['call', 'daemon/ping'], { socket: null, env: { SKILLD_SOCKET: daemon.socket } });
+  t.equal(out.code, 0, out.stderr);
+});

@@ -1,0 +1,273 @@
+import t from 'tap';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, type ConfigSources } from '../../daemon/config.js';
+
+const HOME = '/home/alice';
+const BUNDLED = '/opt/skilld/skills';
+
+const dir = await mkdtemp(join(tmpdir(), 'skilld-config-'));
+t.teardown(() => rm(dir, { recursive: true, force: true }));
+
+let fileCount = 0;
+async function configFile(content: unknown): Promise<string> {
+  fileCount += 1;
+  const path = join(dir, `config-${fileCount}.json`);
+  await writeFile(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+}
+
+function sources(overrides: { flags?: ConfigSources['flags']; env?: NodeJS.ProcessEnv } = {}): ConfigSources {
+  return { flags: overrides.flags ?? {}, env: overrides.env ?? {}, bundledSkillsDir: BUNDLED, uid: 1234, home: HOME };
+}
+
+/** The message of the ConfigError the promise rejects with; anything else fails the test. */
+async function configError(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ConfigError && error.name === 'ConfigError') return error.message;
+    throw error;
+  }
+  throw new Error('expected a ConfigError, but loadConfig resolved');
+}
+
+t.test('defaults without any XDG variables', async (t) => {
+  const config = await loadConfig(sources());
+  t.same(config, {
+    socket: '/tmp/skilld-1234/skilld.sock',
+    socket_mode: 0o600,
+    state_dir: '/home/alice/.local/state/skilld',
+    skills_dirs: ['/home/alice/.local/share/skilld/skills', BUNDLED],
+    max_concurrent: 4,
+    max_queue: 128,
+    session_timeout_sec: 1200,
+    hard_timeout_sec: 3600,
+    kill_grace_ms: 5000,
+    log_level: 'info',
+    engines: {
+      codex: { command: ['codex'], env: {}, profile: 'probe' },
+      gemini: { command: ['gemini'], env: {}, profile: 'probe' },
+      iflow: { command: ['iflow'], env: {}, profile: 'probe' },
+    },
+  });
+});
+
+t.test('defaults follow XDG_RUNTIME_DIR, XDG_STATE_HOME and XDG_DATA_HOME', async (t) => {
+  const config = await loadConfig(sources({ env: { XDG_RUNTIME_DIR: '/run/user/1234', XDG_STATE_HOME: '/xdg/state', XDG_DATA_HOME: '/xdg/data' } }));
+  t.equal(config.socket, '/run/user/1234/skilld/skilld.sock');
+  t.equal(config.state_dir, '/xdg/state/skilld');
+  t.same(config.skills_dirs, ['/xdg/data/skilld/skills', BUNDLED]);
+});
+
+t.test('empty XDG variables count as unset', async (t) => {
+  const config = await loadConfig(sources({ env: { XDG_RUNTIME_DIR: '', XDG_STATE_HOME: '' } }));
+  t.equal(config.socket, '/tmp/skilld-1234/skilld.sock');
+  t.equal(config.state_dir, '/home/alice/.local/state/skilld');
+});
+
+t.test('precedence: flags > env > file > defaults for socket, state_dir, skills_dirs, log_level', async (t) => {
+  const file = await configFile({ socket: '/file/s.sock', state_dir: '/file/state', skills_dirs: ['/file/skills'], log_level: 'warn' });
+  const env = { SKILLD_CONFIG: file, SKILLD_SOCKET: '/env/s.sock', SKILLD_STATE_DIR: '/env/state', SKILLD_SKILLS_DIRS: '/env/a:/env/b', SKILLD_LOG_LEVEL: 'debug' };
+  const flags = { socket: '/flag/s.sock', state_dir: '/flag/state', skills_dirs: ['/flag/skills'], log_level: 'trace' as const };
+
+  const fromFile = await loadConfig(sources({ env: { SKILLD_CONFIG: file } }));
+  t.same(
+    { socket: fromFile.socket, state_dir: fromFile.state_dir, skills_dirs: fromFile.skills_dirs, log_level: fromFile.log_level },
+    { socket: '/file/s.sock', state_dir: '/file/state', skills_dirs: ['/file/skills'], log_level: 'warn' },
+    'file over defaults',
+  );
+
+  const fromEnv = await loadConfig(sources({ env }));
+  t.same(
+    { socket: fromEnv.socket, state_dir: fromEnv.state_dir, skills_dirs: fromEnv.skills_dirs, log_level: fromEnv.log_level },
+    { socket: '/env/s.sock', state_dir: '/env/state', skills_dirs: ['/env/a', '/env/b'], log_level: 'debug' },
+    'env over file',
+  );
+
+  const fromFlags = await loadConfig(sources({ env, flags }));
+  t.same(
+    { socket: fromFlags.socket, state_dir: fromFlags.state_dir, skills_dirs: fromFlags.skills_dirs, log_level: fromFlags.log_level },
+    { socket: '/flag/s.sock', state_dir: '/flag/state', skills_dirs: ['/flag/skills'], log_level: 'trace' },
+    'flags over env',
+  );
+});
+
+t.test('a flag only overrides its own key', async (t) => {
+  const config = await loadConfig(sources({ env: { SKILLD_STATE_DIR: '/env/state' }, flags: { socket: '/flag/s.sock' } }));
+  t.equal(config.socket, '/flag/s.sock');
+  t.equal(config.state_dir, '/env/state');
+});
+
+t.test('the --config flag wins over SKILLD_CONFIG', async (t) => {
+  const envFile = await configFile({ max_concurrent: 2 });
+  const flagFile = await configFile({ max_concurrent: 7 });
+  const config = await loadConfig(sources({ env: { SKILLD_CONFIG: envFile }, flags: { config: flagFile } }));
+  t.equal(config.max_concurrent, 7);
+});
+
+t.test('SKILLD_SKILLS_DIRS is colon-separated and skips empty parts', async (t) => {
+  const config = await loadConfig(sources({ env: { SKILLD_SKILLS_DIRS: '/a::/b/c:' } }));
+  t.same(config.skills_dirs, ['/a', '/b/c']);
+});
+
+t.test('the config file sets every documented key', async (t) => {
+  const file = await configFile({
+    socket: '/run/skilld/skilld.sock',
+    socket_mode: '0660',
+    state_dir: '/var/lib/skilld',
+    skills_dirs: ['/srv/skills', '/srv/more'],
+    max_concurrent: 8,
+    max_queue: 0,
+    session_timeout_sec: 60,
+    hard_timeout_sec: 120,
+    kill_grace_ms: 0,
+    log_level: 'error',
+  });
+  const config = await loadConfig(sources({ flags: { config: file } }));
+  t.equal(config.socket, '/run/skilld/skilld.sock');
+  t.equal(config.socket_mode, 0o660);
+  t.equal(config.state_dir, '/var/lib/skilld');
+  t.same(config.skills_dirs, ['/srv/skills', '/srv/more']);
+  t.equal(config.max_concurrent, 8);
+  t.equal(config.max_queue, 0);
+  t.equal(config.session_timeout_sec, 60);
+  t.equal(config.hard_timeout_sec, 120);
+  t.equal(config.kill_grace_ms, 0);
+  t.equal(config.log_level, 'error');
+});
+
+t.test('socket_mode accepts three or four octal digits', async (t) => {
+  t.equal((await loadConfig(sources({ flags: { config: await configFile({ socket_mode: '600' }) } }))).socket_mode, 0o600);
+  t.equal((await loadConfig(sources({ flags: { config: await configFile({ socket_mode: '0640' }) } }))).socket_mode, 0o640);
+});
+
+t.test('engines.<name>.command, env and profile', async (t) => {
+  const file = await configFile({
+    engines: {
+      codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable' },
+      iflow: { profile: 'sticky_process' },
+    },
+  });
+  const config = await loadConfig(sources({ flags: { config: file } }));
+  t.same(config.engines, {
+    codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable' },
+    gemini: { command: ['gemini'], env: {}, profile: 'probe' },
+    iflow: { command: ['iflow'], env: {}, profile: 'sticky_process' },
+  });
+});
+
+t.test('unknown top-level key: ConfigError names the key and the file', async (t) => {
+  const file = await configFile({ sockets: '/x.sock' });
+  const message = await configError(loadConfig(sources({ flags: { config: file } })));
+  t.match(message, /"sockets"/);
+  t.match(message, /unknown/);
+  t.ok(message.includes(file), 'names the file');
+});
+
+t.test('unknown engine: ConfigError names engines.<name>', async (t) => {
+  const file = await configFile({ engines: { claude: { command: ['claude'] } } });
+  const message = await configError(loadConfig(sources({ flags: { config: file } })));
+  t.match(message, /"engines\.claude"/);
+  t.match(message, /not a known engine/);
+  t.match(message, /codex, gemini, iflow/);
+});
+
+t.test('unknown key inside an engine: ConfigError names engines.<name>.<key>', async (t) => {
+  const file = await configFile({ engines: { codex: { cmd: ['codex'] } } });
+  t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /"engines\.codex\.cmd" is unknown/);
+});
+
+t.test('bad profile: ConfigError names engines.<name>.profile and the choices', async (t) => {
+  const file = await configFile({ engines: { gemini: { profile: 'sticky' } } });
+  const message = await configError(loadConfig(sources({ flags: { config: file } })));
+  t.match(message, /"engines\.gemini\.profile"/);
+  t.match(message, /probe, resumable, sticky_process/);
+});
+
+t.test('bad engine command and env: ConfigError names the key', async (t) => {
+  for (const [engines, key] of [
+    [{ codex: { command: [] } }, 'engines.codex.command'],
+    [{ codex: { command: 'codex' } }, 'engines.codex.command'],
+    [{ codex: { command: ['codex', ''] } }, 'engines.codex.command'],
+    [{ iflow: { env: { A: 1 } } }, 'engines.iflow.env'],
+    [{ iflow: { env: ['A=1'] } }, 'engines.iflow.env'],
+    [{ gemini: 'gemini' }, 'engines.gemini'],
+  ] as const) {
+    const file = await configFile({ engines });
+    t.match(await configError(loadConfig(sources({ flags: { config: file } }))), new RegExp(`"${key.replace(/\./g, '\\.')}"`), JSON.stringify(engines));
+  }
+  const file = await configFile({ engines: ['codex'] });
+  t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /"engines" must be an object/);
+});
+
+t.test('non-integer max_concurrent: ConfigError names the key', async (t) => {
+  for (const value of [2.5, '4', 0, -1, null, true]) {
+    const file = await configFile({ max_concurrent: value });
+    const message = await configError(loadConfig(sources({ flags: { config: file } })));
+    t.match(message, /"max_concurrent" must be an integer >= 1/, JSON.stringify(value));
+    t.ok(message.includes(file), 'names the file');
+  }
+});
+
+t.test('other integer keys name themselves and their minimum', async (t) => {
+  for (const [key, value, min] of [
+    ['max_queue', -1, 0],
+    ['session_timeout_sec', 0, 1],
+    ['hard_timeout_sec', 1.5, 1],
+    ['kill_grace_ms', '5000', 0],
+  ] as const) {
+    const file = await configFile({ [key]: value });
+    t.match(await configError(loadConfig(sources({ flags: { config: file } }))), new RegExp(`"${key}" must be an integer >= ${min}`));
+  }
+});
+
+t.test('bad socket_mode: ConfigError names the key', async (t) => {
+  for (const value of ['0800', 'rw-------', '06000', '', 384]) {
+    const file = await configFile({ socket_mode: value });
+    t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /"socket_mode"/, JSON.stringify(value));
+  }
+});
+
+t.test('bad skills_dirs and log_level: ConfigError names the key', async (t) => {
+  for (const value of [[], '/srv/skills', [''], [1]]) {
+    const file = await configFile({ skills_dirs: value });
+    t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /"skills_dirs"/, JSON.stringify(value));
+  }
+  t.match(await configError(loadConfig(sources({ env: { SKILLD_LOG_LEVEL: 'loud' } }))), /"log_level" must be one of trace, debug, info/);
+});
+
+t.test('unreadable config file: ConfigError names the path', async (t) => {
+  const missing = join(dir, 'does-not-exist.json');
+  const message = await configError(loadConfig(sources({ flags: { config: missing } })));
+  t.match(message, /cannot read config file/);
+  t.ok(message.includes(missing));
+  const folder = join(dir, 'a-folder.json');
+  await mkdir(folder);
+  t.match(await configError(loadConfig(sources({ env: { SKILLD_CONFIG: folder } }))), /cannot read config file/);
+});
+
+t.test('invalid JSON: ConfigError names the path', async (t) => {
+  const file = await configFile('{"socket": "/x.sock",');
+  const message = await configError(loadConfig(sources({ flags: { config: file } })));
+  t.match(message, /is not valid JSON/);
+  t.ok(message.includes(file));
+});
+
+t.test('a config file that is not a JSON object is refused', async (t) => {
+  for (const content of ['[]', '"text"', 'null', '3']) {
+    const file = await configFile(content);
+    t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /must hold a JSON object/, content);
+  }
+});
+
+t.test(
+  'a bad value from the environment is not blamed on the config file',
+  { todo: 'bug: daemon/config.ts:99 the "(config file …)" suffix is added whenever the file has the key, even when the bad value came from env or a flag' },
+  async (t) => {
+    const file = await configFile({ log_level: 'debug' });
+    const message = await configError(loadConfig(sources({ env: { SKILLD_CONFIG: file, SKILLD_LOG_LEVEL: 'loud' } })));
+    t.notMatch(message, /config file/);
+  },
+);

@@ -1,0 +1,326 @@
+import t from 'tap';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Job } from '../../daemon/jobs/job.js';
+import { LowdbStore, SCHEMA_VERSION, StateVersionError } from '../../daemon/store/lowdb-store.js';
+
+const NOW = new Date('2025-06-01T12:00:00.000Z');
+const now = (): Date => NOW;
+
+/** A job created `n` seconds after a fixed origin, so creation order is the order of `n`. */
+function makeJob(n: number, overrides: Partial<Job> = {}): Job {
+  const created = new Date(Date.UTC(2025, 0, 1, 0, 0, n)).toISOString();
+  const status = overrides.status ?? 'queued';
+  const terminal = status === 'succeeded' || status === 'failed' || status === 'canceled';
+  return {
+    job_id: `job-${String(n).padStart(4, '0')}`,
+    skill_id: 'echo-auto',
+    skill_version: '1.0.0',
+    engine: 'codex',
+    execution_mode: 'auto',
+    status,
+    interactive_require_user_reply: true,
+    session_timeout_sec: 1200,
+    hard_timeout_sec: 3600,
+    model: null,
+    interactive_profile: null,
+    attempt: 0,
+    max_attempt: null,
+    pending_interaction_id: null,
+    wait_deadline_at: null,
+    session_handle: null,
+    warnings: [],
+    error: status === 'failed' ? { code: 'OUTPUT_INVALID', message: 'bad output' } : null,
+    created_at: created,
+    updated_at: created,
+    started_at: null,
+    finished_at: terminal ? created : null,
+    ...overrides,
+  };
+}
+
+async function tempDir(t: { teardown(fn: () => unknown): void }): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'skilld-store-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function readState(dir: string): Promise<{ schema_version: number; jobs: Record<string, Job> }> {
+  return JSON.parse(await readFile(join(dir, 'state.json'), 'utf8')) as { schema_version: number; jobs: Record<string, Job> };
+}
+
+async function readFinished(dir: string): Promise<Job[]> {
+  const text = await readFile(join(dir, 'jobs-finished.ndjson'), 'utf8');
+  t.ok(text === '' || text.endsWith('\n'), 'the finished log ends with a newline');
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Job);
+}
+
+const ids = (jobs: Job[]): string[] => jobs.map((j) => j.job_id);
+
+t.test('put and get; the store keeps its own copy', async (t) => {
+  const dir = await tempDir(t);
+  const store = await LowdbStore.open(dir, now);
+  t.teardown(() => store.close());
+  t.equal(store.getJob('job-0001'), undefined);
+  const job = makeJob(1);
+  await store.putJob(job);
+  t.same(store.getJob('job-0001'), job);
+  job.status = 'running';
+  t.equal(store.getJob('job-0001')?.status, 'queued', 'mutating the caller object does not change the store');
+  t.same(store.notices, []);
+});
+
+t.test('list: newest first, before cursor, next only when more remain', async (t) => {
+  const dir = await tempDir(t);
+  const store = await LowdbStore.open(dir, now);
+  t.teardown(() => store.close());
+  for (const n of [1, 2, 3, 4, 5]) await store.putJob(makeJob(n));
+  // Updating a job does not move it in the list.
+  await store.putJob(makeJob(2, { status: 'running' }));
+  const page1 = store.listJobs({ limit: 2 });
+  t.same(ids(page1.jobs), ['job-0005', 'job-0004']);
+  t.equal(page1.next, 'job-0004');
+  const page2 = store.listJobs({ limit: 2, before: 'job-0004' });
+  t.same(ids(page2.jobs), ['job-0003', 'job-0002']);
+  t.equal(page2.next, 'job-0002');
+  const page3 = store.listJobs({ limit: 2, before: 'job-0002' });
+  t.same(ids(page3.jobs), ['job-0001']);
+  t.equal(page3.next, null);
+  t.same(ids(store.listJobs({ limit: 5 }).jobs), ['job-0005', 'job-0004', 'job-0003', 'job-0002', 'job-0001']);
+  t.equal(store.listJobs({ limit: 5 }).next, null, 'an exactly full page has no next');
+  t.same(ids(store.listJobs({ limit: 10, before: 'job-0001' }).jobs), [], 'nothing before the oldest');
+});
+
+t.test('list: status and skill_id filters, paged', async (t) => {
+  const dir = await tempDir(t);
+  const store = await LowdbStore.open(dir, now);
+  t.teardown(() => store.close());
+  await store.putJob(makeJob(1, { status: 'succeeded' }));
+  await store.putJob(makeJob(2, { status: 'running', skill_id: 'other' }));
+  await store.putJob(makeJob(3, { status: 'succeeded', skill_id: 'other' }));
+  await store.putJob(makeJob(4, { status: 'queued' }));
+  await store.putJob(makeJob(5, { status: 'succeeded' }));
+  t.same(ids(store.listJobs({ limit: 10, status: 'succeeded' }).jobs), ['job-0005', 'job-0003', 'job-0001']);
+  t.same(ids(store.listJobs({ limit: 10, skill_id: 'other' }).jobs), ['job-0003', 'job-0002']);
+  t.same(ids(store.listJobs({ limit: 10, skill_id: 'other', status: 'succeeded' }).jobs), ['job-0003']);
+  t.same(ids(store.listJobs({ limit: 10, status: 'failed' }).jobs), []);
+  const first = store.listJobs({ limit: 1, status: 'succeeded' });
+  t.same(ids(first.jobs), ['job-0005']);
+  t.equal(first.next, 'job-0005');
+  const second = store.listJobs({ limit: 1, status: 'succeeded', before: 'job-0005' });
+  t.same(ids(second.jobs), ['job-0003']);
+  const third = store.listJobs({ limit: 1, status: 'succeeded', before: 'job-0003' });
+  t.same(ids(third.jobs), ['job-0001']);
+  t.equal(third.next, null, 'no later matching job: no next');
+});
+
+t.test('counts by status follow status changes', async (t) => {
+  const dir = await tempDir(t);
+  const store = await LowdbStore.open(dir, now);
+  t.teardown(() => store.close());
+  t.same(store.countByStatus(), { queued: 0, running: 0, waiting_user: 0, succeeded: 0, failed: 0, canceled: 0 });
+  await store.putJob(makeJob(1));
+  await store.putJob(makeJob(2));
+  await store.putJob(makeJob(3, { status: 'waiting_user' }));
+  await store.putJob(makeJob(1, { status: 'running' }));
+  await store.putJob(makeJob(2, { status: 'failed' }));
+  t.same(store.countByStatus(), { queued: 0, running: 1, waiting_user: 1, succeeded: 0, failed: 1, canceled: 0 });
+});
+
+t.test('activeJobs: only non-terminal jobs, oldest first', async (t) => {
+  const dir = await tempDir(t);
+  const store = await LowdbStore.open(dir, now);
+  t.teardown(() => store.close());
+  await store.putJob(makeJob(3, { status: 'running' }));
+  await store.putJob(makeJob(1, { status: 'waiting_user' }));
+  await store.putJob(makeJob(2, { status: 'canceled' }));
+  t.same(ids(store.activeJobs()), ['job-0001', 'job-0003']);
+});
+
+t.test('a terminal job moves to jobs-finished.ndjson and out of state.json', async (t) => {
+  const dir = await tempDir(t);
+  const store = await LowdbStore.open(dir, now);
+  t.teardown(() => store.close());
+  await store.putJob(makeJob(1, { status: 'running' }));
+  await store.putJob(makeJob(2, { status: 'queued' }));
+  let state = await readState(dir);
+  t.equal(state.schema_version, SCHEMA_VERSION);
+  t.same(Object.keys(state.jobs).sort(), ['job-0001', 'job-0002']);
+  t.equal(state.jobs['job-0001']?.status, 'running');
+
+  const done = makeJob(1, { status: 'succeeded', finished_at: '2025-01-01T00:10:00.000Z' });
+  await store.putJob(done);
+  state = await readState(dir);
+  t.same(Object.keys(state.jobs), ['job-0002'], 'the finished job left the hot file');
+  t.same(await readFinished(dir), [done], 'the finished log holds exactly the finished job');
+  t.same(store.getJob('job-0001'), done, 'still readable from the store');
+});
+
+t.test('reopen restores active and finished jobs, order and counts', async (t) => {
+  const dir = await tempDir(t);
+  const first = await LowdbStore.open(dir, now);
+  const jobs = [makeJob(1, { status: 'succeeded' }), makeJob(2, { status: 'waiting_user', attempt: 2 }), makeJob(3, { status: 'failed' }), makeJob(4)];
+  for (const job of jobs) await first.putJob(job);
+  await first.close();
+
+  const second = await LowdbStore.open(dir, now);
+  t.teardown(() => second.close());
+  for (const job of jobs) t.same(second.getJob(job.job_id), job, `${job.job_id} restored`);
+  t.same(ids(second.listJobs({ limit: 10 }).jobs), ['job-0004', 'job-0003', 'job-0002', 'job-0001']);
+  t.same(ids(second.activeJobs()), ['job-0002', 'job-0004']);
+  t.same(second.countByStatus(), { queued: 1, running: 0, waiting_user: 1, succeeded: 1, failed: 1, canceled: 0 });
+  t.same(second.notices, []);
+  // Writes after a reopen keep going to the same files.
+  await second.putJob(makeJob(4, { status: 'canceled' }));
+  t.same(ids(await readFinished(dir)), ['job-0001', 'job-0003', 'job-0004']);
+  t.same(Object.keys((await readState(dir)).jobs), ['job-0002']);
+});
+
+t.test('a job present in both files resolves to the finished one', async (t) => {
+  const dir = await tempDir(t);
+  const running = makeJob(1, { status: 'running' });
+  const finished = makeJob(1, { status: 'succeeded', finished_at: '2025-01-01T00:05:00.000Z' });
+  const other = makeJob(2, { status: 'queued' });
+  await writeFile(join(dir, 'state.json'), JSON.stringify({ schema_version: SCHEMA_VERSION, jobs: { 'job-0001': running, 'job-0002': other } }));
+  await writeFile(join(dir, 'jobs-finished.ndjson'), `${JSON.stringify(finished)}\n`);
+  const store = await LowdbStore.open(dir, now);
+  t.teardown(() => store.close());
+  t.same(store.getJob('job-0001'), finished);
+  t.same(ids(store.activeJobs()), ['job-0002'], 'the finished job is not active');
+  t.same(store.countByStatus(), { queued: 1, running: 0, waiting_user: 0, succeeded: 1, failed: 0, canceled: 0 });
+  t.same(ids(store.listJobs({ limit: 10 }).jobs), ['job-0002', 'job-0001'], 'listed once');
+  await store.putJob(makeJob(2, { status: 'running' }));
+  t.same(Object.keys((await readState(dir)).jobs), ['job-0002'], 'the next write drops the stale copy from the hot file');
+});
+
+t.test('a corrupt state.json is moved aside with a STATE_FILE_CORRUPT notice, never replaced silently', async (t) => {
+  const dir = await tempDir(t);
+  const corrupt = '{"schema_version": 1, "jobs": {"job-0001": {"job_id": "job-0001", "status": "runn';
+  await writeFile(join(dir, 'state.json'), corrupt);
+  await writeFile(join(dir, 'jobs-finished.ndjson'), `${JSON.stringify(makeJob(7, { status: 'succeeded' }))}\n`);
+  const store = await LowdbStore.open(dir, now);
+  t.teardown(() => store.close());
+
+  const aside = join(dir, `state.json.corrupt-${NOW.toISOString().replace(/[:.]/g, '-')}`);
+  t.same(store.notices.map((n) => ({ code: n.code, path: n.path })), [{ code: 'STATE_FILE_CORRUPT', path: aside }]);
+  t.match(store.notices[0]?.message ?? '', /kept aside/);
+  t.equal(await readFile(aside, 'utf8'), corrupt, 'the original bytes are in the aside file');
+  t.equal(await stat(join(dir, 'state.json')).catch(() => null), null, 'state.json is not silently rewritten on open');
+  t.same(store.activeJobs(), [], 'no active jobs were guessed from the broken file');
+  t.equal(store.getJob('job-0007')?.status, 'succeeded', 'finished jobs are still loaded');
+
+  await store.putJob(makeJob(8));
+  t.same(Object.keys((await readState(dir)).jobs), ['job-0008'], 'a fresh state.json on the next write');
+  t.equal(await readFile(aside, 'utf8'), corrupt, 'the aside file is kept after later writes');
+  t.same((await readdir(dir)).filter((f) => f.startsWith('state.json.corrupt-')).length, 1);
+});
+
+t.test('a state.json that is JSON but not a state object is treated as corrupt', async (t) => {
+  for (const content of ['[]', 'null', '"text"', '{"schema_version": 1}', '']) {
+    const dir = await tempDir(t);
+    await writeFile(join(dir, 'state.json'), content);
+    const store = await LowdbStore.open(dir, now);
+    t.same(store.notices.map((n) => n.code), ['STATE_FILE_CORRUPT'], JSON.stringify(content));
+    await store.close();
+  }
+});
+
+t.test('an unknown schema_version makes open() reject with StateVersionError and leaves the file', async (t) => {
+  const dir = await tempDir(t);
+  const content = JSON.stringify({ schema_version: 99, jobs: {} });
+  await writeFile(join(dir, 'state.json'), content);
+  await t.rejects(LowdbStore.open(dir, now), StateVersionError);
+  await t.rejects(LowdbStore.open(dir, now), /schema_version 99/);
+  t.equal(await readFile(join(dir, 'state.json'), 'utf8'), content, 'the file is not touched');
+  t.same((await readdir(dir)).filter((f) => f.includes('corrupt')), [], 'not moved aside either');
+});
+
+t.test(
+  'a state.json of another schema_version with a different shape is refused, not moved aside as corrupt',
+  { todo: 'bug: daemon/store/lowdb-store.ts:39 the shape check runs before the schema_version check' },
+  async (t) => {
+    const dir = await tempDir(t);
+    await writeFile(join(dir, 'state.json'), JSON.stringify({ schema_version: 2, active: [] }));
+    await t.rejects(LowdbStore.open(dir, now), StateVersionError);
+  },
+);
+
+t.test(
+  'a state.json whose jobs is null is treated as corrupt instead of crashing open()',
+  { todo: 'bug: daemon/store/lowdb-store.ts:39 typeof null === "object" lets {"jobs": null} through; open() then throws a TypeError' },
+  async (t) => {
+    const dir = await tempDir(t);
+    await writeFile(join(dir, 'state.json'), JSON.stringify({ schema_version: SCHEMA_VERSION, jobs: null }));
+    const store = await LowdbStore.open(dir, now);
+    t.same(store.notices.map((n) => n.code), ['STATE_FILE_CORRUPT']);
+    await store.close();
+  },
+);
+
+t.test('a torn last line in the finished log is cut off with a notice; later appends are readable', async (t) => {
+  const dir = await tempDir(t);
+  const a = makeJob(1, { status: 'succeeded' });
+  const b = makeJob(2, { status: 'failed' });
+  const torn = JSON.stringify(makeJob(3, { status: 'succeeded' })).slice(0, 40);
+  await writeFile(join(dir, 'jobs-finished.ndjson'), `${JSON.stringify(a)}\n${JSON.stringify(b)}\n${torn}`);
+  const store = await LowdbStore.open(dir, now);
+  t.same(store.notices.map((n) => n.code), ['FINISHED_LOG_TRUNCATED']);
+  t.match(store.notices[0]?.message ?? '', /torn last line/);
+  t.same(ids(store.listJobs({ limit: 10 }).jobs), ['job-0002', 'job-0001']);
+  t.equal(store.getJob('job-0003'), undefined);
+  t.equal(await readFile(join(dir, 'jobs-finished.ndjson'), 'utf8'), `${JSON.stringify(a)}\n${JSON.stringify(b)}\n`, 'the torn bytes are gone');
+
+  const c = makeJob(4, { status: 'canceled' });
+  await store.putJob(c);
+  await store.close();
+  t.same(await readFinished(dir), [a, b, c], 'the append starts on a clean line');
+
+  const reopened = await LowdbStore.open(dir, now);
+  t.teardown(() => reopened.close());
+  t.same(reopened.notices, [], 'no notice once the log is clean');
+  t.same(ids(reopened.listJobs({ limit: 10 }).jobs), ['job-0004', 'job-0002', 'job-0001']);
+});
+
+t.test('a complete last line without its newline is kept and terminated', async (t) => {
+  const dir = await tempDir(t);
+  const a = makeJob(1, { status: 'succeeded' });
+  await writeFile(join(dir, 'jobs-finished.ndjson'), JSON.stringify(a));
+  const store = await LowdbStore.open(dir, now);
+  t.same(store.notices, []);
+  t.same(store.getJob('job-0001'), a);
+  const b = makeJob(2, { status: 'succeeded' });
+  await store.putJob(b);
+  await store.close();
+  t.same(await readFinished(dir), [a, b]);
+});
+
+t.test('an unreadable line in the middle of the finished log is skipped with a notice', async (t) => {
+  const dir = await tempDir(t);
+  const a = makeJob(1, { status: 'succeeded' });
+  const b = makeJob(2, { status: 'succeeded' });
+  await writeFile(join(dir, 'jobs-finished.ndjson'), `${JSON.stringify(a)}\n{garbage\n${JSON.stringify(b)}\n`);
+  const store = await LowdbStore.open(dir, now);
+  t.teardown(() => store.close());
+  t.same(store.notices.map((n) => n.code), ['FINISHED_LOG_TRUNCATED']);
+  t.same(ids(store.listJobs({ limit: 10 }).jobs), ['job-0002', 'job-0001']);
+});
+
+t.test('the state file does not grow with the number of finished jobs', async (t) => {
+  const dir = await tempDir(t);
+  const store = await LowdbStore.open(dir, now);
+  t.teardown(() => store.close());
+  await store.putJob(makeJob(0, { status: 'running' }));
+  const sizeWithOneActive = (await stat(join(dir, 'state.json'))).size;
+  await Promise.all(Array.from({ length: 500 }, (_, i) => store.putJob(makeJob(i + 1, { status: 'succeeded' }))));
+  const size = (await stat(join(dir, 'state.json'))).size;
+  t.equal(size, sizeWithOneActive, 'state.json is exactly as big as with one active job');
+  t.ok(size < 2048, `state.json stays small (${size} bytes)`);
+  t.same(Object.keys((await readState(dir)).jobs), ['job-0000']);
+  t.equal((await readFinished(dir)).length, 500, 'all 500 are in the finished log');
+  t.equal(store.countByStatus().succeeded, 500);
+  t.equal(store.listJobs({ limit: 1000 }).jobs.length, 501);
+});
