@@ -50,9 +50,11 @@ export async function loadConfig(sources: ConfigSources): Promise<Config> {
   if (env['SKILLD_STATE_DIR']) fromEnv['state_dir'] = env['SKILLD_STATE_DIR'];
   if (env['SKILLD_SKILLS_DIRS']) fromEnv['skills_dirs'] = env['SKILLD_SKILLS_DIRS'].split(':').filter((d) => d !== '');
   if (env['SKILLD_LOG_LEVEL']) fromEnv['log_level'] = env['SKILLD_LOG_LEVEL'];
-  const merged: Raw = { ...defaults(sources), ...file.values, ...fromEnv, ...stripUndefined(flags) };
-  delete merged['config'];
-  return validate(merged, file.values, file.path);
+  const overrides = { ...fromEnv, ...stripUndefined(flags) };
+  delete overrides['config'];
+  const merged: Raw = { ...defaults(sources), ...file.values, ...overrides };
+  const fromFile = new Set(Object.keys(file.values).filter((key) => !(key in overrides)));
+  return validate(merged, file.values, fromFile, file.path);
 }
 
 function defaults(sources: ConfigSources): Raw {
@@ -93,10 +95,10 @@ async function readConfigFile(path: string | undefined): Promise<{ values: Raw; 
 
 const KEYS = ['socket', 'socket_mode', 'state_dir', 'skills_dirs', 'max_concurrent', 'max_queue', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'engines'];
 
-function validate(raw: Raw, fileValues: Raw, filePath: string | null): Config {
+function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
   const fail = (key: string, problem: string): never => {
-    throw new ConfigError(`config key "${key}" ${problem}${key in fileValues || key.includes('.') ? where : ''}`);
+    throw new ConfigError(`config key "${key}" ${problem}${fromFile.has(key.split('.')[0] ?? key) ? where : ''}`);
   };
   for (const key of Object.keys(fileValues)) if (!KEYS.includes(key)) fail(key, 'is unknown');
   const text = (key: string): string => (typeof raw[key] === 'string' && raw[key] !== '' ? (raw[key] as string) : fail(key, 'must be a non-empty string'));

@@ -15,7 +15,8 @@ export class Dispatcher<C> {
   readonly #server: JSONRPCServer<C>;
 
   constructor(methods: Record<string, MethodHandler<C>>, onInternalError: InternalErrorListener) {
-    this.#server = new JSONRPCServer<C>();
+    // The library would console.warn every thrown error; errors are reported through onInternalError instead.
+    this.#server = new JSONRPCServer<C>({ errorListener: () => undefined });
     this.#server.mapErrorToJSONRPCErrorResponse = (id, error: unknown) => {
       if (error instanceof SkilldError) return { jsonrpc: '2.0', id, error: error.toRpcError() };
       return { jsonrpc: '2.0', id, error: rpcError('INTERNAL_ERROR', 'internal error') };
@@ -63,6 +64,7 @@ function requestProblem(item: unknown): string | null {
   if (typeof request['method'] !== 'string') return 'method must be a string';
   const id = request['id'];
   if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number') return 'id must be a string, number or null';
+  if ('result' in request || 'error' in request) return 'a request has no result or error member';
   const params = request['params'];
   if (params !== undefined && (typeof params !== 'object' || params === null)) return 'params must be an object or array';
   return null;

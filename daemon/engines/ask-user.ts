@@ -1,5 +1,5 @@
 import { parse as parseYaml } from 'yaml';
-import { parseObject } from './json-text.js';
+import { fencedBlocks, objectSpans, parseObject } from './json-text.js';
 
 const BLOCK = /<ASK_USER_YAML>([\s\S]*?)(?:<\/ASK_USER_YAML>|$)/;
 const BLOCK_GLOBAL = /<ASK_USER_YAML>[\s\S]*?(?:<\/ASK_USER_YAML>|$)/g;
@@ -34,12 +34,19 @@ export function withoutAskUserBlock(message: string): string {
   return message.replace(BLOCK_GLOBAL, '').trim();
 }
 
-/** A legacy envelope: a JSON object whose `type` or `outcome` is "ask_user", or that has an `ask_user` object. */
+/** The first legacy envelope anywhere in a message: the whole text, a fenced block or a `{…}` span. */
 export function legacyEnvelope(message: string): Record<string, unknown> | null {
-  const value = parseObject(message);
-  if (value === null) return null;
-  if (value['type'] === 'ask_user' || value['outcome'] === 'ask_user') return value;
-  return typeof value['ask_user'] === 'object' && value['ask_user'] !== null ? value : null;
+  for (const candidate of [message, ...fencedBlocks(message), ...objectSpans(message)]) {
+    const value = parseObject(candidate);
+    if (value !== null && isLegacyEnvelope(value)) return value;
+  }
+  return null;
+}
+
+/** A legacy envelope: an object whose `type` or `outcome` is "ask_user", or that has an `ask_user` object. */
+export function isLegacyEnvelope(value: Record<string, unknown>): boolean {
+  if (value['type'] === 'ask_user' || value['outcome'] === 'ask_user') return true;
+  return typeof value['ask_user'] === 'object' && value['ask_user'] !== null;
 }
 
 function hintFromYaml(text: string): AskUserSignal {

@@ -1,5 +1,6 @@
-import { cp, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { SkillFiles } from '../skills/skill-files.js';
 import { writeFileDurably } from '../store/durable-file.js';
 
 export type LogStream = 'stdout' | 'stderr';
@@ -38,9 +39,13 @@ export class RunFolder {
   }
 
   /** Creates the folder with a snapshot of the skill: later edits of the skill never reach this job. */
-  async create(skillPath: string, request: unknown): Promise<void> {
+  async create(skillFiles: SkillFiles, request: unknown): Promise<void> {
     await mkdir(this.artifactsDir, { recursive: true, mode: 0o700 });
-    await cp(skillPath, this.skillDir, { recursive: true, dereference: true });
+    for (const [rel, bytes] of skillFiles) {
+      const path = join(this.skillDir, rel);
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, bytes);
+    }
     await writeFileDurably(this.requestFile, `${JSON.stringify(request, null, 2)}\n`);
   }
 

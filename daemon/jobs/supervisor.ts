@@ -96,7 +96,7 @@ export class Supervisor {
       finished_at: null,
     };
     const folder = this.runFolder(job.job_id);
-    await folder.create(plan.skill.path, { input: plan.input, parameter: plan.parameter, model: job.model });
+    await folder.create(plan.skill.files, { input: plan.input, parameter: plan.parameter, model: job.model });
     const original = await readFile(folder.skillMd, 'utf8');
     await folder.writeSkillMd(patchSkillMd(original, plan.mode, folder.artifactsDir));
     await store.putJob(job);

@@ -1,7 +1,7 @@
-import { readFile, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, join, normalize } from 'node:path';
 import { ENGINE_NAMES, type EngineName, type ExecutionMode } from '../jobs/job.js';
 import { compileSchema, type Validator } from './json-schema.js';
+import { readSkillFiles, type SkillFiles } from './skill-files.js';
 
 export const SKILL_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 export const SCHEMA_KEYS = ['input', 'parameter', 'output'] as const;
@@ -23,6 +23,8 @@ export interface SkillDefinition {
   prompts: Record<string, string>;
   schemas: Record<SchemaKey, object | null>;
   validators: Record<SchemaKey, Validator | null>;
+  /** The bytes this definition was built from: a job's snapshot is written from them. */
+  files: SkillFiles;
 }
 
 export type SkillErrorCode = 'SKILL_MANIFEST_INVALID' | 'SKILL_SCHEMA_INVALID' | 'SKILL_FILE_MISSING';
@@ -75,8 +77,14 @@ interface Manifest {
 
 /** Loads and checks the skill in `dir`; its id must equal the folder name. Throws SkillLoadError. */
 export async function loadSkill(dir: string, expectedId: string = basename(dir)): Promise<SkillDefinition> {
+  let files: SkillFiles;
+  try {
+    files = await readSkillFiles(dir);
+  } catch (error) {
+    throw new SkillLoadError('SKILL_MANIFEST_INVALID', `cannot read the skill folder: ${(error as Error).message}`, dir);
+  }
   const manifestPath = join(dir, 'assets', 'runner.json');
-  const manifest = await readJson(manifestPath, 'SKILL_MANIFEST_INVALID');
+  const manifest = readJson(files, dir, join('assets', 'runner.json'), 'SKILL_MANIFEST_INVALID');
   const issues = validateManifest(manifest);
   if (issues.length > 0) throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, manifestPath);
   const m = manifest as Manifest;
@@ -85,12 +93,11 @@ export async function loadSkill(dir: string, expectedId: string = basename(dir))
   if (m.max_attempt !== undefined && !m.execution_modes.includes('interactive')) {
     throw new SkillLoadError('SKILL_MANIFEST_INVALID', 'runner.json: max_attempt applies to interactive mode only', manifestPath);
   }
-  const skillMd = join(dir, 'SKILL.md');
-  if (!(await isFile(skillMd))) throw new SkillLoadError('SKILL_FILE_MISSING', 'SKILL.md is missing', skillMd);
+  if (!files.has('SKILL.md')) throw new SkillLoadError('SKILL_FILE_MISSING', 'SKILL.md is missing', join(dir, 'SKILL.md'));
   const schemas = { input: null, parameter: null, output: null } as SkillDefinition['schemas'];
   const validators = { input: null, parameter: null, output: null } as SkillDefinition['validators'];
   for (const key of SCHEMA_KEYS) {
-    const loaded = await loadSchema(dir, key, m.schemas?.[key]);
+    const loaded = loadSchema(files, dir, key, m.schemas?.[key]);
     if (loaded === null) continue;
     schemas[key] = loaded.schema;
     validators[key] = loaded.validator;
@@ -110,6 +117,7 @@ export async function loadSkill(dir: string, expectedId: string = basename(dir))
     prompts: m.entrypoint?.prompts ?? {},
     schemas,
     validators,
+    files,
   };
 }
 
@@ -119,32 +127,24 @@ export function effectiveEngines(engines: string[] | undefined, unsupported: str
   return ENGINE_NAMES.filter((name) => allowed.includes(name) && !(unsupported ?? []).includes(name));
 }
 
-async function loadSchema(dir: string, key: SchemaKey, declared: string | undefined): Promise<{ schema: object; validator: Validator } | null> {
-  const path = join(dir, declared ?? join('assets', `${key}.schema.json`));
-  if (declared === undefined && key !== 'output' && !(await isFile(path))) return null;
-  const schema = await readJson(path, 'SKILL_SCHEMA_INVALID');
+function loadSchema(files: SkillFiles, dir: string, key: SchemaKey, declared: string | undefined): { schema: object; validator: Validator } | null {
+  const rel = normalize(declared ?? join('assets', `${key}.schema.json`));
+  if (declared === undefined && key !== 'output' && !files.has(rel)) return null;
+  const schema = readJson(files, dir, rel, 'SKILL_SCHEMA_INVALID');
   try {
     return { schema: schema as object, validator: compileSchema(schema) };
   } catch (error) {
-    throw new SkillLoadError('SKILL_SCHEMA_INVALID', `${key} schema: ${(error as Error).message}`, path);
+    throw new SkillLoadError('SKILL_SCHEMA_INVALID', `${key} schema: ${(error as Error).message}`, join(dir, rel));
   }
 }
 
-async function readJson(path: string, code: SkillErrorCode): Promise<unknown> {
-  let text: string;
+function readJson(files: SkillFiles, dir: string, rel: string, code: SkillErrorCode): unknown {
+  const path = join(dir, rel);
+  const bytes = files.get(rel);
+  if (bytes === undefined) throw new SkillLoadError(code, `${rel} is missing`, path);
   try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new SkillLoadError(code, missing ? `${basename(path)} is missing` : `cannot read ${basename(path)}: ${(error as Error).message}`, path);
-  }
-  try {
-    return JSON.parse(text);
+    return JSON.parse(bytes.toString('utf8'));
   } catch (error) {
     throw new SkillLoadError(code, `${basename(path)} is not valid JSON: ${(error as Error).message}`, path);
   }
-}
-
-async function isFile(path: string): Promise<boolean> {
-  return (await stat(path).catch(() => null))?.isFile() ?? false;
 }

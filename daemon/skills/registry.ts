@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SKILL_ID_PATTERN, SkillLoadError, loadSkill, type SkillDefinition, type SkillErrorCode } from './manifest.js';
@@ -72,7 +73,7 @@ export class SkillRegistry {
       entry.error = { code: error.code, message: error.message, path: error.path };
     }
     this.#entries.set(id, entry);
-    return before === undefined || JSON.stringify(view(before)) !== JSON.stringify(view(entry));
+    return before === undefined || fingerprint(before) !== fingerprint(entry);
   }
 
   get(id: string): SkillEntry | undefined {
@@ -96,6 +97,13 @@ export class SkillRegistry {
     }
     return null;
   }
+}
+
+/** What clients can observe of an entry: its view and the bytes of its last valid version. */
+function fingerprint(entry: SkillEntry): string {
+  const hash = createHash('sha256').update(JSON.stringify(view(entry)));
+  for (const [rel, bytes] of entry.current?.files ?? []) hash.update(rel).update(bytes);
+  return hash.digest('hex');
 }
 
 /** The wire view of an entry: the last valid definition, flagged invalid while an error stands. */

@@ -36,9 +36,14 @@ class DurableJsonAdapter implements Adapter<HotState> {
     });
     if (text === null) return null;
     const data = JSON.parse(text) as unknown;
-    if (typeof data !== 'object' || data === null || typeof (data as HotState).jobs !== 'object') throw new SyntaxError('not a state object');
-    const version = (data as HotState).schema_version;
-    if (version !== SCHEMA_VERSION) throw new StateVersionError(`${this.#path} has schema_version ${String(version)}; this daemon reads ${SCHEMA_VERSION}`);
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new SyntaxError('not a state object');
+    const version = (data as { schema_version?: unknown }).schema_version;
+    // A file another version wrote is refused, never moved aside: that daemon's data must stay intact.
+    if (typeof version === 'number' && version !== SCHEMA_VERSION) {
+      throw new StateVersionError(`${this.#path} has schema_version ${version}; this daemon reads ${SCHEMA_VERSION}`);
+    }
+    const jobs = (data as { jobs?: unknown }).jobs;
+    if (version !== SCHEMA_VERSION || typeof jobs !== 'object' || jobs === null || Array.isArray(jobs)) throw new SyntaxError('not a state object');
     return data as HotState;
   }
 

@@ -264,7 +264,6 @@ t.test('a config file that is not a JSON object is refused', async (t) => {
 
 t.test(
   'a bad value from the environment is not blamed on the config file',
-  { todo: 'bug: daemon/config.ts:99 the "(config file …)" suffix is added whenever the file has the key, even when the bad value came from env or a flag' },
   async (t) => {
     const file = await configFile({ log_level: 'debug' });
     const message = await configError(loadConfig(sources({ env: { SKILLD_CONFIG: file, SKILLD_LOG_LEVEL: 'loud' } })));

@@ -249,7 +249,6 @@ t.test('SkilldError without details has no details key on the wire', async (t) =
 
 t.test(
   'a request that also carries result/error members gets INVALID_REQUEST with data.code',
-  { todo: 'bug: rpc/dispatcher.ts:59 requestProblem lets "result"/"error" through; json-rpc-2.0 then answers -32600 without data.code' },
   async (t) => {
     const h = harness();
     const answer = (await h.send({ jsonrpc: '2.0', id: 13, method: 'daemon/ping', result: 1 })) as { error?: { code: number; data?: { code: string } } };
@@ -260,7 +259,6 @@ t.test(
 
 t.test(
   'a project error answered to a client is not reported on console.warn as an unexpected error',
-  { todo: 'bug: rpc/dispatcher.ts:19 JSONRPCServer is built without errorListener, so json-rpc-2.0 console.warns every thrown error, SkilldError included' },
   async (t) => {
     const h = harness();
     warned.length = 0;

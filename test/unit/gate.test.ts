@@ -415,7 +415,6 @@ t.test('D-5 a legacy envelope provides the pending prompt and kind', async (t) =
 // result) is not recognised as an ask_user signal, so the turn is soft-completed (D-4.1).
 t.test(
   'D-4.1 a fenced legacy envelope plus a valid JSON in the final message is never soft-completed',
-  { todo: 'bug: daemon/engines/ask-user.ts:38 legacyEnvelope only recognises an envelope that is the whole message' },
   async (t) => {
     const fenced = 'I need to ask first.\n```json\n{"type": "ask_user", "prompt": "Which city?"}\n```';
     const a = decideTurn(evidence({ messages: [fenced, VALID] }));

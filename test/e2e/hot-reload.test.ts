@@ -1,0 +1,98 @@
+import t from 'tap';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TEST_SKILLS, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import type { RpcClient } from '../../rpc/client.js';
+
+interface SkillView {
+  id: string;
+  version: string | null;
+  status: string;
+  error?: { code: string; message: string; path: string };
+}
+
+const skillsDir = await mkdtemp(join(tmpdir(), 'skilld-skills-'));
+await cp(join(TEST_SKILLS, 'echo-auto'), join(skillsDir, 'echo-auto'), { recursive: true });
+const daemon = await TestDaemon.start({ skillsDirs: [skillsDir] });
+t.teardown(async () => {
+  await daemon.cleanup();
+  await rm(skillsDir, { recursive: true, force: true });
+});
+const client = await daemon.client();
+// A subscribed connection also receives skills/changed.
+await client.request('jobs/subscribe', {});
+
+function changed(c: RpcClient, id: string): Promise<void> {
+  return new Promise((resolve) => {
+    const off = c.on('skills/changed', (params) => {
+      if ((params as { ids: string[] }).ids.includes(id)) {
+        off();
+        resolve();
+      }
+    });
+  });
+}
+
+async function skill(id: string): Promise<SkillView | undefined> {
+  const { skills } = await client.request<{ skills: SkillView[] }>('skills/list');
+  return skills.find((s) => s.id === id);
+}
+
+function manifest(version: string, extra = ''): string {
+  return `{ "id": "greeter", "version": "${version}", "name": "Greeter", "execution_modes": ["auto"]${extra} }\n`;
+}
+
+t.test('a new skill folder is listed within 1 s, with a skills/changed notification', async (t) => {
+  const notified = changed(client, 'greeter');
+  const started = Date.now();
+  const dir = join(skillsDir, 'greeter');
+  await cp(join(TEST_SKILLS, 'echo-auto'), dir, { recursive: true });
+  await writeFile(join(dir, 'assets', 'runner.json'), manifest('1.0.0'));
+  await notified;
+  t.ok(Date.now() - started < 1000, `reloaded in ${Date.now() - started} ms`);
+  t.match(await skill('greeter'), { id: 'greeter', version: '1.0.0', status: 'ok' });
+});
+
+t.test('a broken edit keeps the last valid version and reports the error', async (t) => {
+  const notified = changed(client, 'greeter');
+  await writeFile(join(skillsDir, 'greeter', 'assets', 'runner.json'), '{ "id": "greeter", "version": ');
+  await notified;
+  const view = await skill('greeter');
+  t.match(view, { status: 'invalid', version: '1.0.0', error: { code: 'SKILL_MANIFEST_INVALID', path: /runner\.json$/ } });
+  const job = await client.request<JobView>('jobs/create', { skill_id: 'greeter', engine: 'codex', input: { emit: { greeting: 'still here' } } });
+  t.equal(job.skill_version, '1.0.0', 'jobs still run on the last valid version');
+  t.equal((await waitForStatus(client, job.job_id)).status, 'succeeded');
+  const status = await client.request<{ skills: { ok: number; invalid: number } }>('daemon/status');
+  t.same(status.skills, { ok: 1, invalid: 1 });
+});
+
+t.test('fixing the file brings the new version back', async (t) => {
+  const notified = changed(client, 'greeter');
+  await writeFile(join(skillsDir, 'greeter', 'assets', 'runner.json'), manifest('1.1.0'));
+  await notified;
+  t.match(await skill('greeter'), { version: '1.1.0', status: 'ok' });
+  t.notOk((await skill('greeter'))?.error);
+});
+
+t.test('a job keeps the snapshot of its skill even when the skill changes later', async (t) => {
+  const job = await client.request<JobView>('jobs/create', { skill_id: 'greeter', engine: 'codex', input: { emit: { nope: 1 } } });
+  await waitForStatus(client, job.job_id);
+  const notified = changed(client, 'greeter');
+  await writeFile(join(skillsDir, 'greeter', 'assets', 'output.schema.json'), '{ "type": "object" }\n');
+  await notified;
+  t.equal((await client.request<JobView>('jobs/get', { job_id: job.job_id })).error?.code, 'OUTPUT_INVALID', 'validated against its own snapshot');
+});
+
+t.test('a skill that never loaded is invalid and cannot be run; removing a folder removes the skill', async (t) => {
+  const notified = changed(client, 'broken');
+  await cp(join(TEST_SKILLS, 'echo-auto'), join(skillsDir, 'broken'), { recursive: true });
+  await notified;
+  t.match(await skill('broken'), { status: 'invalid', version: null, error: { code: 'SKILL_MANIFEST_INVALID', message: /folder name/ } });
+  const error = await client.request('jobs/create', { skill_id: 'broken', engine: 'codex' }).catch((e: { dataCode: string }) => e.dataCode);
+  t.equal(error, 'SKILL_INVALID');
+  const removed = changed(client, 'broken');
+  await rm(join(skillsDir, 'broken'), { recursive: true });
+  await removed;
+  t.equal(await skill('broken'), undefined);
+});
