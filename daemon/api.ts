@@ -5,8 +5,9 @@ import type { MethodHandler } from '../rpc/dispatcher.js';
 import type { MethodName } from '../rpc/methods.js';
 import type { Config } from './config.js';
 import type { EngineCatalog } from './engines/info.js';
+import type { ProfileProbe } from './engines/probe.js';
 import type { CreateParams } from './jobs/create-request.js';
-import type { Supervisor } from './jobs/supervisor.js';
+import type { ReplyParams, Supervisor } from './jobs/supervisor.js';
 import { isTerminal, type JobStatus } from './jobs/states.js';
 import type { SkillRegistry } from './skills/registry.js';
 import { view } from './skills/registry.js';
@@ -25,6 +26,7 @@ export interface ApiDeps {
   pool: SlotPool;
   skills: SkillRegistry;
   engines: EngineCatalog;
+  probe: ProfileProbe;
   supervisor: Supervisor;
   subscriptions: Subscriptions;
 }
@@ -51,7 +53,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       if (entry === undefined) throw new SkilldError('SKILL_NOT_FOUND', `no skill "${id}"`);
       return { ...view(entry), schemas: entry.current?.schemas ?? { input: null, parameter: null, output: null } };
     },
-    'engines/list': async () => ({ engines: await d.engines.list((name) => forcedProfile(d.config, name)) }),
+    'engines/list': async () => ({ engines: await d.engines.list((name) => d.probe.profileFor(name)) }),
     'jobs/create': (params) => d.supervisor.create(params as CreateParams),
     'jobs/get': (params) => d.supervisor.get((params as { job_id: string }).job_id),
     'jobs/list': (params) => {
@@ -60,6 +62,9 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       return d.store.listJobs({ ...p, limit: p.limit ?? 50 });
     },
     'jobs/cancel': (params) => d.supervisor.cancel((params as { job_id: string }).job_id),
+    'jobs/pending': (params) => d.supervisor.pending((params as { job_id: string }).job_id),
+    'jobs/reply': (params) => d.supervisor.reply(params as ReplyParams),
+    'jobs/history': (params) => d.supervisor.history((params as { job_id: string }).job_id),
     'jobs/result': (params) => d.supervisor.result((params as { job_id: string }).job_id),
     'jobs/logs': (params) => readLogs(d.supervisor, params as { job_id: string; attempt?: number; stream?: 'stdout' | 'stderr'; offset?: number }),
     'jobs/subscribe': (params, conn) => {
@@ -69,11 +74,6 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     },
     'jobs/unsubscribe': (params, conn) => d.subscriptions.unsubscribe(conn, (params as { subscription_id: string }).subscription_id),
   };
-}
-
-function forcedProfile(config: Config, name: keyof Config['engines']): { kind: 'resumable' | 'sticky_process'; reason: string } | null {
-  const profile = config.engines[name].profile;
-  return profile === 'probe' ? null : { kind: profile, reason: `forced by config engines.${name}.profile` };
 }
 
 /** A chunk of an attempt's log from a byte offset; `eof` once the attempt is over and all is read. */

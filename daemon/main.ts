@@ -8,6 +8,8 @@ import { createApi } from './api.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { EngineCatalog } from './engines/info.js';
+import { ProfileProbe } from './engines/probe.js';
+import { runShort } from './process/run-short.js';
 import { EventLog } from './jobs/events.js';
 import { Supervisor } from './jobs/supervisor.js';
 import type { Logger } from './logger.js';
@@ -43,13 +45,15 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const events = new EventLog(runsDir, clock);
   const pool = new SlotPool(config.max_concurrent);
   const engines = new EngineCatalog(config.engines, stringEnv(process.env));
+  const probe = new ProfileProbe(config.engines, (name) => engines.envFor(name), runShort);
   const supervisor = new Supervisor({
     store, events, pool, clock, logger, skills, config, runsDir,
     spawner: createSpawner(clock, config.kill_grace_ms),
     engineEnv: (name) => engines.envFor(name),
+    profileFor: (name) => probe.profileFor(name),
   });
   const subscriptions = new Subscriptions(events);
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, store, pool, skills, engines, supervisor, subscriptions });
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, store, pool, skills, engines, probe, supervisor, subscriptions });
   const server = new RpcServer(new Dispatcher(bindMethods(api), (method, error) => logger.error({ method, err: error }, 'internal error in method')));
   const watcher = await SkillWatcher.start(
     config.skills_dirs,

@@ -37,6 +37,14 @@ export const METHOD_PARAMS = {
     properties: { status, skill_id: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 1000 }, before: jobId },
   },
   'jobs/cancel': byJob,
+  'jobs/pending': byJob,
+  'jobs/reply': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['job_id', 'interaction_id', 'response'],
+    properties: { job_id: jobId, interaction_id: { type: 'integer', minimum: 1 }, response: {}, idempotency_key: { type: 'string', minLength: 1, maxLength: 200 } },
+  },
+  'jobs/history': byJob,
   'jobs/result': byJob,
   'jobs/logs': {
     type: 'object',

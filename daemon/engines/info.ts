@@ -10,7 +10,7 @@ export interface EngineInfo {
   command: string[];
   available: boolean;
   version: string | null;
-  interactive_profile: InteractiveProfile | null;
+  interactive_profile: InteractiveProfile;
 }
 
 /** `<command> --version`, cached per engine command line and environment. */
@@ -29,12 +29,12 @@ export class EngineCatalog {
     return { ...this.#baseEnv, ...ENGINES[name].env, ...this.#configs[name].env };
   }
 
-  async list(profileOf: (name: EngineName) => InteractiveProfile | null): Promise<EngineInfo[]> {
+  async list(profileOf: (name: EngineName) => Promise<InteractiveProfile>): Promise<EngineInfo[]> {
     const names = Object.keys(ENGINES) as EngineName[];
     return Promise.all(
       names.map(async (name) => {
         const { available, version } = await this.#version(name);
-        return { name, command: this.#configs[name].command, available, version, interactive_profile: profileOf(name) };
+        return { name, command: this.#configs[name].command, available, version, interactive_profile: await profileOf(name) };
       }),
     );
   }

@@ -66,13 +66,25 @@ export class RunFolder {
     await writeFileDurably(join(this.root, 'pending.json'), `${JSON.stringify(pending, null, 2)}\n`);
   }
 
+  async readPending<T>(): Promise<T | null> {
+    return readJsonFile<T>(join(this.root, 'pending.json'));
+  }
+
+  async readHistory<T>(): Promise<T[]> {
+    return (await readJsonFile<T[]>(join(this.root, 'history.json'))) ?? [];
+  }
+
+  /** Durable before it returns: an acknowledged reply survives a crash. */
+  async writeHistory(history: unknown[]): Promise<void> {
+    await writeFileDurably(join(this.root, 'history.json'), `${JSON.stringify(history, null, 2)}\n`);
+  }
+
   async writeResult(result: unknown): Promise<void> {
     await writeFileDurably(this.resultFile, `${JSON.stringify(result, null, 2)}\n`);
   }
 
   async readResult<T>(): Promise<T | null> {
-    const text = await readFile(this.resultFile, 'utf8').catch(() => null);
-    return text === null ? null : (JSON.parse(text) as T);
+    return readJsonFile<T>(this.resultFile);
   }
 
   /** Every file under artifacts/, as absolute paths, sorted. */
@@ -85,4 +97,9 @@ export class RunFolder {
     }
     return files;
   }
+}
+
+async function readJsonFile<T>(path: string): Promise<T | null> {
+  const text = await readFile(path, 'utf8').catch(() => null);
+  return text === null ? null : (JSON.parse(text) as T);
 }

@@ -13,9 +13,12 @@ import type { Store } from '../store/store.js';
 import { planCreate, type CreateParams } from './create-request.js';
 import type { EventLog } from './events.js';
 import { decideTurn, type GateDecision, type Pending } from './gate.js';
-import type { EngineName, Job, JobError } from './job.js';
+import type { EngineName, InteractiveProfile, Job, JobError } from './job.js';
 import { KeyedLock } from './keyed-lock.js';
-import { firstTurnPrompt, patchSkillMd } from './prompt.js';
+import { patchSkillMd } from './prompt.js';
+import { Deadlines } from './deadlines.js';
+import { autoDecideResponse, isRepeatedReply, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
+import { planTurn } from './turn-plan.js';
 import { RunFolder } from './run-folder.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
 import { startTurn, type TurnHandle, type TurnReport } from './turn.js';
@@ -31,6 +34,15 @@ export interface SupervisorDeps {
   config: Config;
   runsDir: string;
   engineEnv(name: EngineName): Record<string, string>;
+  profileFor(name: EngineName): Promise<InteractiveProfile>;
+}
+
+/** `jobs/reply` params after shape validation. */
+export interface ReplyParams {
+  job_id: string;
+  interaction_id: number;
+  response: unknown;
+  idempotency_key?: string;
 }
 
 /** What a job's result file holds once it is terminal. */
@@ -50,10 +62,12 @@ export class Supervisor {
   readonly #turns = new Map<string, TurnHandle>();
   readonly #skills = new Map<string, SkillDefinition>();
   readonly #settleWaiters = new Map<string, Array<() => void>>();
+  readonly #deadlines: Deadlines;
   #closing = false;
 
   constructor(deps: SupervisorDeps) {
     this.#d = deps;
+    this.#deadlines = new Deadlines(deps.clock, (jobId) => this.#onDeadline(jobId));
   }
 
   get(jobId: string): Job {
@@ -70,6 +84,7 @@ export class Supervisor {
     const { config, store, clock } = this.#d;
     const plan = planCreate(params, this.#d.skills);
     if (store.countByStatus().queued >= config.max_queue) throw new SkilldError('QUEUE_FULL', `${config.max_queue} jobs are already queued (max_queue)`);
+    const profile = plan.mode === 'interactive' ? await this.#d.profileFor(plan.engine) : null;
     const now = clock.now().toISOString();
     const job: Job = {
       job_id: newJobId(clock.now()),
@@ -82,7 +97,7 @@ export class Supervisor {
       session_timeout_sec: params.session_timeout_sec ?? config.session_timeout_sec,
       hard_timeout_sec: params.hard_timeout_sec ?? config.hard_timeout_sec,
       model: params.model ?? null,
-      interactive_profile: null,
+      interactive_profile: profile,
       attempt: 0,
       max_attempt: plan.mode === 'interactive' ? plan.skill.max_attempt : null,
       pending_interaction_id: null,
@@ -141,13 +156,33 @@ export class Supervisor {
         await this.#apply(job, 'fail', { error: { code: 'DAEMON_RESTART_INTERRUPTED', message: 'the daemon stopped while this turn was running' } });
       } else if (job.status === 'queued') {
         this.#schedule(job.job_id);
+      } else if (job.status === 'waiting_user') {
+        await this.#recoverWaiting(job);
       }
+    }
+  }
+
+  /** A resumable wait survives a restart (its deadline re-armed); a sticky one lost its process. */
+  async #recoverWaiting(job: Job): Promise<void> {
+    if (job.interactive_profile?.kind === 'sticky_process') {
+      await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: 'the daemon restarted; the live engine process of this sticky job is gone' }, warnings: [] }, job.session_handle);
+      return;
+    }
+    const history = await this.runFolder(job.job_id).readHistory<Interaction>();
+    const round = history.find((i) => i.interaction_id === job.pending_interaction_id);
+    if (round?.replied_at != null) {
+      // The reply was stored but the daemon stopped before the job moved on: continue now.
+      await this.#apply(job, 'resume', { pending_interaction_id: null, wait_deadline_at: null });
+      this.#schedule(job.job_id);
+    } else if (job.wait_deadline_at !== null) {
+      this.#deadlines.set(job.job_id, new Date(job.wait_deadline_at));
     }
   }
 
   /** Stops every running turn (daemon shutdown); their jobs are settled at the next start. */
   async shutdown(): Promise<void> {
     this.#closing = true;
+    this.#deadlines.close();
     const turns = [...this.#turns.values()];
     for (const turn of turns) turn.stop('canceled');
     await Promise.all(turns.map((turn) => turn.done.catch(() => undefined)));
@@ -165,34 +200,37 @@ export class Supervisor {
       this.#d.pool.release(jobId);
       return;
     }
-    const attempt = job.attempt + 1;
-    const running = await this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString() });
     const folder = this.runFolder(jobId);
-    const skill = await this.#skillOf(running);
-    const adapter = ENGINES[running.engine];
-    const engineConfig = this.#d.config.engines[running.engine];
-    const request = await folder.readRequest<{ input: Record<string, unknown>; parameter: Record<string, unknown> }>();
-    const prompt = firstTurnPrompt({
-      skillId: skill.id,
-      skillVersion: skill.version,
-      skillMdPath: folder.skillMd,
-      template: skill.prompts[running.engine] ?? skill.prompts['common'] ?? null,
-      input: request.input,
-      parameter: request.parameter,
+    const skill = await this.#skillOf(job);
+    const adapter = ENGINES[job.engine];
+    const plan = planTurn({
+      job,
+      skill,
+      adapter,
+      command: this.#d.config.engines[job.engine].command,
+      folder,
+      request: await folder.readRequest(),
+      history: await folder.readHistory<Interaction>(),
     });
-    await folder.startAttempt(attempt, prompt);
+    if (plan === null) {
+      await this.#settle(job, { status: 'failed', error: { code: 'SESSION_RESUME_FAILED', message: 'no stored session handle or reply to resume with' }, warnings: [] }, job.session_handle);
+      return;
+    }
+    const attempt = job.attempt + 1;
+    await this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString() });
+    await folder.startAttempt(attempt, plan.prompt);
     const turn = startTurn(this.#d.spawner, this.#d.clock, {
-      argv: [...engineConfig.command, ...adapter.startArgs(prompt, running.model)],
+      argv: plan.argv,
       cwd: folder.workspace,
-      env: this.#d.engineEnv(running.engine),
+      env: this.#d.engineEnv(job.engine),
       logs: { stdout: folder.logFile(attempt, 'stdout'), stderr: folder.logFile(attempt, 'stderr') },
       parser: adapter.newParser(),
-      hardTimeoutMs: running.hard_timeout_sec * 1000,
-      resuming: false,
+      hardTimeoutMs: job.hard_timeout_sec * 1000,
+      resuming: plan.resuming,
       onOutput: (stream, text) => this.#d.events.emit(jobId, 'output', { stream, text }),
     });
     this.#turns.set(jobId, turn);
-    this.#d.logger.info({ job_id: jobId, attempt, pid: turn.pid }, 'turn started');
+    this.#d.logger.info({ job_id: jobId, attempt, pid: turn.pid, resuming: plan.resuming }, 'turn started');
     void turn.done
       .then((report) => this.#lock.run(jobId, () => this.#finishTurn(jobId, report, skill)))
       .catch((error: unknown) => this.#internalError(jobId, error));
@@ -234,9 +272,73 @@ export class Supervisor {
   }
 
   async #enterWaiting(job: Job, pending: Pending, patch: Partial<Job>): Promise<void> {
-    await this.runFolder(job.job_id).writePending(pending);
-    await this.#apply(job, 'wait', { ...patch, pending_interaction_id: pending.interaction_id });
+    const folder = this.runFolder(job.job_id);
+    const now = this.#d.clock.now();
+    await folder.writeHistory(withAsked(await folder.readHistory<Interaction>(), pending, now.toISOString()));
+    await folder.writePending(pending);
+    const sticky = job.interactive_profile?.kind === 'sticky_process';
+    const deadline = sticky || !job.interactive_require_user_reply ? new Date(now.getTime() + job.session_timeout_sec * 1000) : null;
+    await this.#apply(job, 'wait', { ...patch, pending_interaction_id: pending.interaction_id, wait_deadline_at: deadline?.toISOString() ?? null });
+    if (deadline !== null) this.#deadlines.set(job.job_id, deadline);
     this.#d.events.emit(job.job_id, 'input_required', { pending });
+  }
+
+  /** jobs/reply (SPEC §8): checked, persisted, then acknowledged; a retry with the same key is harmless. */
+  async reply(params: ReplyParams): Promise<{ job_id: string; status: string; accepted: true }> {
+    return this.#lock.run(params.job_id, async () => {
+      const job = this.get(params.job_id);
+      if (job.execution_mode !== 'interactive') throw new SkilldError('JOB_NOT_INTERACTIVE', `job ${job.job_id} runs in auto mode and takes no replies`);
+      const history = await this.runFolder(job.job_id).readHistory<Interaction>();
+      if (isRepeatedReply(history, params.idempotency_key, params.response)) return { job_id: job.job_id, status: job.status, accepted: true };
+      if (job.status !== 'waiting_user') throw new SkilldError('JOB_NOT_WAITING', `job ${job.job_id} is ${job.status}, not waiting_user`);
+      if (params.interaction_id !== job.pending_interaction_id) {
+        throw new SkilldError('INTERACTION_STALE', `interaction ${params.interaction_id} is not the pending one (${String(job.pending_interaction_id)})`, {
+          details: { pending_interaction_id: job.pending_interaction_id },
+        });
+      }
+      const next = await this.#acceptReply(job, history, params.response, 'user_reply', params.idempotency_key ?? null);
+      return { job_id: job.job_id, status: next.status, accepted: true };
+    });
+  }
+
+  /** Records the reply durably, then moves the job on: a resumable job queues for a slot (LC-4). */
+  async #acceptReply(job: Job, history: Interaction[], response: unknown, mode: ResolutionMode, key: string | null): Promise<Job> {
+    const interactionId = job.pending_interaction_id as number;
+    const at = this.#d.clock.now().toISOString();
+    await this.runFolder(job.job_id).writeHistory(withReply(history, interactionId, { response, mode, at, key }));
+    this.#d.logger.info({ job_id: job.job_id, interaction_id: interactionId, resolution_mode: mode }, 'reply accepted');
+    const next = await this.#apply(job, 'resume', { pending_interaction_id: null, wait_deadline_at: null });
+    this.#schedule(job.job_id);
+    return next;
+  }
+
+  #onDeadline(jobId: string): void {
+    void this.#lock
+      .run(jobId, async () => {
+        const job = this.#d.store.getJob(jobId);
+        if (job === undefined || job.status !== 'waiting_user' || job.wait_deadline_at === null) return;
+        if (Date.parse(job.wait_deadline_at) > this.#d.clock.now().getTime()) {
+          this.#deadlines.set(jobId, new Date(job.wait_deadline_at));
+          return;
+        }
+        const history = await this.runFolder(jobId).readHistory<Interaction>();
+        await this.#acceptReply(job, history, autoDecideResponse(job.pending_interaction_id as number), 'auto_decide_timeout', null);
+      })
+      .catch((error: unknown) => this.#internalError(jobId, error));
+  }
+
+  /** jobs/pending: the persisted pending interaction while the job waits. */
+  async pending(jobId: string): Promise<{ job_id: string; status: string; pending: Pending | null }> {
+    const job = this.get(jobId);
+    const pending = job.status === 'waiting_user' ? await this.runFolder(jobId).readPending<Pending>() : null;
+    return { job_id: jobId, status: job.status, pending };
+  }
+
+  /** jobs/history: every ask/reply round (LC-7). */
+  async history(jobId: string): Promise<{ job_id: string; interactions: Array<Omit<Interaction, 'idempotency_key'>> }> {
+    this.get(jobId);
+    const interactions = (await this.runFolder(jobId).readHistory<Interaction>()).map(({ idempotency_key: _key, ...round }) => round);
+    return { job_id: jobId, interactions };
   }
 
   /** The only writer of job status: checks the table, persists, logs, then announces. */
@@ -250,6 +352,7 @@ export class Supervisor {
     this.#d.logger.info({ job_id: job.job_id, from: job.status, to, event }, 'job status');
     this.#d.events.emit(job.job_id, 'status_changed', { from: job.status, to });
     if (isTerminal(to) || (to === 'waiting_user' && next.interactive_profile?.kind !== 'sticky_process')) this.#d.pool.release(job.job_id);
+    if (job.status === 'waiting_user' && to !== 'waiting_user') this.#deadlines.clear(job.job_id);
     if (isTerminal(to)) {
       this.#d.events.emit(job.job_id, 'finished', { status: to, error: next.error });
       this.#skills.delete(job.job_id);

@@ -1,0 +1,55 @@
+import type { EngineConfig } from '../config.js';
+import type { EngineName, InteractiveProfile } from '../jobs/job.js';
+import type { ShortRun } from '../process/run-short.js';
+import { ENGINES } from './registry.js';
+
+export const PROBE_TIMEOUT_MS = 5000;
+
+export type ShortRunner = (argv: readonly string[], env: Readonly<Record<string, string>>, timeoutMs: number) => Promise<ShortRun>;
+
+/**
+ * The resume-capability probe (PR-1, PR-2): `<command> --help` must mention the engine's resume
+ * hint and the engine's resume help must exit 0. Pass → resumable; else sticky_process. Results
+ * are cached per command line and environment, so a changed engine config is probed afresh.
+ */
+export class ProfileProbe {
+  readonly #configs: Readonly<Record<EngineName, EngineConfig>>;
+  readonly #envFor: (name: EngineName) => Record<string, string>;
+  readonly #run: ShortRunner;
+  readonly #cache = new Map<string, Promise<InteractiveProfile>>();
+
+  constructor(configs: Readonly<Record<EngineName, EngineConfig>>, envFor: (name: EngineName) => Record<string, string>, run: ShortRunner) {
+    this.#configs = configs;
+    this.#envFor = envFor;
+    this.#run = run;
+  }
+
+  profileFor(name: EngineName): Promise<InteractiveProfile> {
+    const config = this.#configs[name];
+    if (config.profile !== 'probe') return Promise.resolve({ kind: config.profile, reason: `forced by config engines.${name}.profile` });
+    const key = JSON.stringify([config.command, this.#envFor(name)]);
+    let cached = this.#cache.get(key);
+    if (cached === undefined) {
+      cached = this.#probe(name, config.command);
+      this.#cache.set(key, cached);
+    }
+    return cached;
+  }
+
+  async #probe(name: EngineName, command: readonly string[]): Promise<InteractiveProfile> {
+    const { helpHint, resumeCheckArgs } = ENGINES[name].probe;
+    const env = this.#envFor(name);
+    const help = await this.#run([...command, '--help'], env, PROBE_TIMEOUT_MS);
+    const shown = `${command.join(' ')} --help`;
+    if (help.error !== null) return sticky(`${shown} failed: ${help.error}`);
+    if (!`${help.stdout}\n${help.stderr}`.includes(helpHint)) return sticky(`${shown} does not mention "${helpHint}"`);
+    const check = await this.#run([...command, ...resumeCheckArgs], env, PROBE_TIMEOUT_MS);
+    const checkShown = `${command.join(' ')} ${resumeCheckArgs.join(' ')}`;
+    if (!check.ok) return sticky(`${checkShown} ${check.error ?? `exited with code ${String(check.code)}`}`);
+    return { kind: 'resumable', reason: `${shown} mentions "${helpHint}" and ${checkShown} exits 0` };
+  }
+}
+
+function sticky(reason: string): InteractiveProfile {
+  return { kind: 'sticky_process', reason: `resume probe failed: ${reason}` };
+}
