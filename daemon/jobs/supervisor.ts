@@ -22,6 +22,9 @@ import { planTurn } from './turn-plan.js';
 import { RunFolder } from './run-folder.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
 import { startTurn, type TurnHandle, type TurnReport } from './turn.js';
+import { StickySession } from './sticky-session.js';
+import type { ExitInfo } from '../process/spawn.js';
+import { replyPrompt } from './prompt.js';
 
 export interface SupervisorDeps {
   store: Store;
@@ -60,6 +63,7 @@ export class Supervisor {
   readonly #d: SupervisorDeps;
   readonly #lock = new KeyedLock();
   readonly #turns = new Map<string, TurnHandle>();
+  readonly #sessions = new Map<string, StickySession>();
   readonly #skills = new Map<string, SkillDefinition>();
   readonly #settleWaiters = new Map<string, Array<() => void>>();
   readonly #deadlines: Deadlines;
@@ -133,6 +137,7 @@ export class Supervisor {
         return true;
       }
       this.#d.pool.withdraw(jobId);
+      await this.#sessions.get(jobId)?.stop();
       await this.#apply(job, 'cancel', { error: { code: 'CANCELED_BY_USER', message: 'canceled by user' } });
       return true;
     });
@@ -185,7 +190,7 @@ export class Supervisor {
     this.#deadlines.close();
     const turns = [...this.#turns.values()];
     for (const turn of turns) turn.stop('canceled');
-    await Promise.all(turns.map((turn) => turn.done.catch(() => undefined)));
+    await Promise.all([...turns.map((turn) => turn.done.catch(() => undefined)), ...[...this.#sessions.values()].map((session) => session.stop())]);
   }
 
   #schedule(jobId: string): void {
@@ -219,20 +224,55 @@ export class Supervisor {
     const attempt = job.attempt + 1;
     await this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString() });
     await folder.startAttempt(attempt, plan.prompt);
-    const turn = startTurn(this.#d.spawner, this.#d.clock, {
+    const spec = {
       argv: plan.argv,
       cwd: folder.workspace,
       env: this.#d.engineEnv(job.engine),
       logs: { stdout: folder.logFile(attempt, 'stdout'), stderr: folder.logFile(attempt, 'stderr') },
-      parser: adapter.newParser(),
-      hardTimeoutMs: job.hard_timeout_sec * 1000,
-      resuming: plan.resuming,
-      onOutput: (stream, text) => this.#d.events.emit(jobId, 'output', { stream, text }),
-    });
+      onOutput: (stream: 'stdout' | 'stderr', text: string) => this.#d.events.emit(jobId, 'output', { stream, text }),
+    };
+    let turn: TurnHandle;
+    if (job.interactive_profile?.kind === 'sticky_process') {
+      const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, onLost: (exit) => this.#onStickyLost(jobId, exit) });
+      this.#sessions.set(jobId, session);
+      turn = session.turn(adapter.newParser(), job.hard_timeout_sec * 1000, null, null);
+    } else {
+      turn = startTurn(this.#d.spawner, this.#d.clock, { ...spec, parser: adapter.newParser(), hardTimeoutMs: job.hard_timeout_sec * 1000, resuming: plan.resuming });
+    }
+    this.#watchTurn(jobId, attempt, turn, skill, plan.resuming);
+  }
+
+  #watchTurn(jobId: string, attempt: number, turn: TurnHandle, skill: SkillDefinition, resuming: boolean): void {
     this.#turns.set(jobId, turn);
-    this.#d.logger.info({ job_id: jobId, attempt, pid: turn.pid, resuming: plan.resuming }, 'turn started');
+    this.#d.logger.info({ job_id: jobId, attempt, pid: turn.pid, resuming }, 'turn started');
     void turn.done
       .then((report) => this.#lock.run(jobId, () => this.#finishTurn(jobId, report, skill)))
+      .catch((error: unknown) => this.#internalError(jobId, error));
+  }
+
+  /** A sticky job's reply: written to the live process, which runs the next turn (PR-12). */
+  async #continueSticky(job: Job, session: StickySession, response: unknown): Promise<Job> {
+    const attempt = job.attempt + 1;
+    const next = await this.#apply(job, 'continue', { attempt, pending_interaction_id: null, wait_deadline_at: null });
+    const folder = this.runFolder(job.job_id);
+    const prompt = replyPrompt(response);
+    await folder.startAttempt(attempt, prompt);
+    const line = `${JSON.stringify({ type: 'user', message: { role: 'user', content: prompt } })}\n`;
+    const logs = { stdout: folder.logFile(attempt, 'stdout'), stderr: folder.logFile(attempt, 'stderr') };
+    const turn = session.turn(ENGINES[job.engine].newParser(), job.hard_timeout_sec * 1000, line, logs);
+    this.#watchTurn(job.job_id, attempt, turn, await this.#skillOf(job), false);
+    return next;
+  }
+
+  #onStickyLost(jobId: string, exit: ExitInfo): void {
+    void this.#lock
+      .run(jobId, async () => {
+        this.#sessions.delete(jobId);
+        const job = this.#d.store.getJob(jobId);
+        if (job === undefined || job.status !== 'waiting_user') return;
+        const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.code)}`;
+        await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: `the live engine process ${how} while the job waited` }, warnings: [] }, job.session_handle);
+      })
       .catch((error: unknown) => this.#internalError(jobId, error));
   }
 
@@ -307,6 +347,12 @@ export class Supervisor {
     const at = this.#d.clock.now().toISOString();
     await this.runFolder(job.job_id).writeHistory(withReply(history, interactionId, { response, mode, at, key }));
     this.#d.logger.info({ job_id: job.job_id, interaction_id: interactionId, resolution_mode: mode }, 'reply accepted');
+    const session = this.#sessions.get(job.job_id);
+    if (job.interactive_profile?.kind === 'sticky_process') {
+      if (session?.alive === true) return this.#continueSticky(job, session, response);
+      await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: 'the live engine process is gone' }, warnings: [] }, job.session_handle);
+      return this.get(job.job_id);
+    }
     const next = await this.#apply(job, 'resume', { pending_interaction_id: null, wait_deadline_at: null });
     this.#schedule(job.job_id);
     return next;
@@ -319,6 +365,12 @@ export class Supervisor {
         if (job === undefined || job.status !== 'waiting_user' || job.wait_deadline_at === null) return;
         if (Date.parse(job.wait_deadline_at) > this.#d.clock.now().getTime()) {
           this.#deadlines.set(jobId, new Date(job.wait_deadline_at));
+          return;
+        }
+        if (job.interactive_profile?.kind === 'sticky_process' && job.interactive_require_user_reply) {
+          await this.#sessions.get(jobId)?.stop();
+          const message = `no reply within session_timeout_sec (${job.session_timeout_sec} s); the engine process was stopped`;
+          await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_WAIT_TIMEOUT', message }, warnings: [] }, job.session_handle);
           return;
         }
         const history = await this.runFolder(jobId).readHistory<Interaction>();
@@ -354,6 +406,9 @@ export class Supervisor {
     if (isTerminal(to) || (to === 'waiting_user' && next.interactive_profile?.kind !== 'sticky_process')) this.#d.pool.release(job.job_id);
     if (job.status === 'waiting_user' && to !== 'waiting_user') this.#deadlines.clear(job.job_id);
     if (isTerminal(to)) {
+      const session = this.#sessions.get(job.job_id);
+      this.#sessions.delete(job.job_id);
+      if (session !== undefined) void session.finish(this.#d.config.kill_grace_ms);
       this.#d.events.emit(job.job_id, 'finished', { status: to, error: next.error });
       this.#skills.delete(job.job_id);
       void this.#d.events.close(job.job_id);

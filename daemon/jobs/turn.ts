@@ -31,7 +31,7 @@ export interface TurnHandle {
   readonly done: Promise<TurnReport>;
 }
 
-const STDERR_TAIL_LINES = 5;
+export const STDERR_TAIL_LINES = 5;
 
 /** Runs one per-turn engine process under a hard timeout and reads its output as it comes. */
 export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnHandle {
@@ -68,7 +68,8 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
   return { pid: proc.pid, stop, done };
 }
 
-function classify(exit: ExitInfo, stopReason: StopReason | null, spec: TurnSpec, seen: { sawOutput: boolean; stderrTail: string[] }): ProcessOutcome {
+/** How a turn's process ended, decided before any output is looked at. */
+export function classify(exit: ExitInfo, stopReason: StopReason | null, spec: Pick<TurnSpec, 'argv' | 'hardTimeoutMs' | 'resuming'>, seen: { sawOutput: boolean; stderrTail: string[] }): ProcessOutcome {
   if (exit.spawnError !== null) return { kind: 'failed', code: 'ENGINE_SPAWN_FAILED', message: `cannot start ${spec.argv[0] ?? 'engine'}: ${exit.spawnError}` };
   if (stopReason === 'canceled') return { kind: 'canceled' };
   if (stopReason === 'timeout') return { kind: 'failed', code: 'TIMEOUT', message: `turn exceeded hard_timeout_sec (${spec.hardTimeoutMs / 1000} s) and was stopped` };

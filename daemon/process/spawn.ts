@@ -40,6 +40,8 @@ export interface EngineProcess {
   /** Writes to stdin (sticky transport); false when stdin is not open. */
   write(text: string): boolean;
   endInput(): void;
+  /** Sends further raw output to other files (a sticky process's next attempt). */
+  redirectLogs(logs: Record<OutputStream, string>): void;
 }
 
 export interface Spawner {
@@ -59,6 +61,7 @@ class ExecaProcess implements EngineProcess {
   readonly #stdin: NodeJS.WritableStream | null;
   #stopping: Promise<ExitInfo> | null = null;
   #leaderGone = false;
+  readonly #logs: Record<OutputStream, WriteStream>;
 
   constructor(request: SpawnRequest, clock: Clock, graceMs: number) {
     this.#clock = clock;
@@ -80,7 +83,8 @@ class ExecaProcess implements EngineProcess {
     this.pid = child.pid ?? null;
     this.#stdin = request.stdin === 'pipe' ? child.stdin : null;
     this.#stdin?.on('error', () => undefined);
-    const drained = Promise.all([pipe(child.stdout, 'stdout', request), pipe(child.stderr, 'stderr', request)]);
+    this.#logs = { stdout: openLog(request.logs.stdout), stderr: openLog(request.logs.stderr) };
+    const drained = Promise.all([this.#pipe(child.stdout, 'stdout', request), this.#pipe(child.stderr, 'stderr', request)]);
     const leaderExit = new Promise<ExitInfo>((resolve) => {
       child.once('exit', (code, signal) => resolve({ code, signal, spawnError: null }));
       void child.then((result) => {
@@ -118,6 +122,40 @@ class ExecaProcess implements EngineProcess {
     this.#stdin?.end();
   }
 
+  redirectLogs(logs: Record<OutputStream, string>): void {
+    for (const name of ['stdout', 'stderr'] as const) {
+      this.#logs[name].end();
+      this.#logs[name] = openLog(logs[name]);
+    }
+  }
+
+  #pipe(stream: Readable | null, name: OutputStream, request: SpawnRequest): Promise<void> {
+    const splitter = new LineSplitter(MAX_ENGINE_LINE_BYTES, {
+      line: (text) => request.onLine(name, text),
+      overflow: (bytes) => request.onOverflow(name, bytes),
+    });
+    return new Promise((resolve) => {
+      let finished = false;
+      const finish = (): void => {
+        if (finished) return;
+        finished = true;
+        splitter.end();
+        this.#logs[name].end(() => resolve());
+      };
+      if (stream === null) {
+        finish();
+        return;
+      }
+      stream.on('data', (chunk: Buffer) => {
+        this.#logs[name].write(chunk);
+        splitter.push(chunk);
+      });
+      stream.once('end', finish);
+      stream.once('error', finish);
+      stream.once('close', finish);
+    });
+  }
+
   /** Members of the group that outlive the leader get the same stop sequence: nothing lingers. */
   #sweepGroup(pgid: number): void {
     if (!groupAlive(pgid)) return;
@@ -126,27 +164,8 @@ class ExecaProcess implements EngineProcess {
   }
 }
 
-function pipe(stream: Readable | null, name: OutputStream, request: SpawnRequest): Promise<void> {
-  if (stream === null) return Promise.resolve();
-  const log: WriteStream = createWriteStream(request.logs[name], { flags: 'a' });
-  const splitter = new LineSplitter(MAX_ENGINE_LINE_BYTES, {
-    line: (text) => request.onLine(name, text),
-    overflow: (bytes) => request.onOverflow(name, bytes),
-  });
-  return new Promise((resolve) => {
-    stream.on('data', (chunk: Buffer) => {
-      log.write(chunk);
-      splitter.push(chunk);
-    });
-    let finished = false;
-    const finish = (): void => {
-      if (finished) return;
-      finished = true;
-      splitter.end();
-      log.end(() => resolve());
-    };
-    stream.once('end', finish);
-    stream.once('error', finish);
-    stream.once('close', finish);
-  });
+function openLog(path: string): WriteStream {
+  const log = createWriteStream(path, { flags: 'a' });
+  log.on('error', () => undefined); // a log that cannot be written must not take the daemon down
+  return log;
 }
