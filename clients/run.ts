@@ -1,15 +1,17 @@
 import { flagOpt, intOpt, listOpt, parseAssignments, parseJsonObject, stringOpt, definedOnly, UsageError, type OptionValues } from './args.js';
 import { arg, type Command, type Context, type Invocation } from './command.js';
-import { followEvents } from './events.js';
+import { jobEvents } from './events.js';
 import { json } from './format.js';
+import { interact, onTerminal, terminalAsk } from './interactive.js';
+import { pendingText, replyHint } from './interaction-text.js';
 import { reportResult } from './job-commands.js';
-import type { JobView, ResultView } from './wire.js';
+import type { JobView, PendingView, ResultView } from './wire.js';
 
-/** `run <skill> --engine E ...`: jobs/create, and with `--wait` follow the job to its end. */
+/** `run <skill> --engine E ...`: jobs/create; with `--wait`, or interactive on a terminal, follow the job. */
 export const runCommand: Command = {
   name: 'run',
   usage: 'run <skill> --engine E [--mode auto|interactive] [--input k=v]... [--param k=v]... [--input-json JSON] [--param-json JSON] [--model M] [--timeout SEC] [--wait]',
-  summary: 'create a job; with --wait follow it and print its output (exit 1 if it fails)',
+  summary: 'create a job; --wait follows it and prints its output (exit 1 if it fails); see "interactive runs" below',
   options: {
     engine: { type: 'string', short: 'e' },
     mode: { type: 'string' },
@@ -24,6 +26,7 @@ export const runCommand: Command = {
   positionals: [1, 1],
   run: async (ctx, inv) => {
     const job = await ctx.client.request<JobView>('jobs/create', createParams(inv));
+    if (job.execution_mode === 'interactive' && !ctx.json && onTerminal()) return interact(ctx, job.job_id, terminalAsk);
     if (!flagOpt(inv.values, 'wait')) {
       ctx.print(ctx.json ? json(job) : job.job_id);
       return 0;
@@ -57,14 +60,19 @@ function mergedObject(values: OptionValues, name: string): Record<string, unknow
   return { ...(text === undefined ? {} : parseJsonObject(text, `--${name}-json`)), ...parseAssignments(pairs, name) };
 }
 
-/** Follows the job until it ends or waits for a reply, then prints its result. */
+/**
+ * Follows the job until it ends, then prints its result; or until it first waits for a reply with
+ * a question to show, then prints that (the jobs/pending result with --json) and resolves to 0.
+ */
 async function waitAndReport(ctx: Context, jobId: string): Promise<number> {
-  const last = await followEvents(ctx.client, { job_id: jobId, after_seq: 0 }, (event) => {
-    const data = event.data as { to?: string } | null;
-    return event.type === 'finished' || (event.type === 'status_changed' && data?.to === 'waiting_user');
-  });
-  const result = await ctx.client.request<ResultView>('jobs/result', { job_id: jobId });
-  if (last.type === 'finished') return reportResult(ctx, result);
-  ctx.print(ctx.json ? json(result) : `job ${jobId} is waiting for input`);
-  return 0;
+  for await (const event of jobEvents(ctx.client, { job_id: jobId, after_seq: 0 })) {
+    if (event.type === 'finished') return reportResult(ctx, await ctx.client.request<ResultView>('jobs/result', { job_id: jobId }));
+    if (event.type !== 'status_changed' || (event.data as { to?: string } | null)?.to !== 'waiting_user') continue;
+    const view = await ctx.client.request<PendingView>('jobs/pending', { job_id: jobId });
+    if (view.pending === null) continue; // answered meanwhile: follow on
+    ctx.print(ctx.json ? json(view) : pendingText(view));
+    if (!ctx.json) ctx.warn(`reply with: ${replyHint(jobId)}`);
+    return 0;
+  }
+  throw new Error('the event stream ended early'); // jobEvents ends only by throwing
 }

@@ -5,12 +5,28 @@ import type { Command, Context } from './command.js';
 import { enginesCommand, skillsCommand, statusCommand } from './info-commands.js';
 import { cancelCommand, callCommand, jobsCommand, resultCommand, showCommand } from './job-commands.js';
 import { logsCommand, watchCommand } from './follow.js';
+import { historyCommand, pendingCommand, replyCommand } from './interaction-commands.js';
 import { runCommand } from './run.js';
 import { socketPath } from './socket-path.js';
 import { usageText } from './usage.js';
 
 /** Every command, in the order the help lists them. */
-const COMMANDS: readonly Command[] = [statusCommand, skillsCommand, enginesCommand, runCommand, jobsCommand, showCommand, resultCommand, cancelCommand, logsCommand, watchCommand, callCommand];
+const COMMANDS: readonly Command[] = [
+  statusCommand,
+  skillsCommand,
+  enginesCommand,
+  runCommand,
+  jobsCommand,
+  showCommand,
+  pendingCommand,
+  replyCommand,
+  historyCommand,
+  resultCommand,
+  cancelCommand,
+  logsCommand,
+  watchCommand,
+  callCommand,
+];
 
 const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
 

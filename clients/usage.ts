@@ -16,6 +16,12 @@ export function usageText(commands: readonly Command[]): string {
     '  --json          print the RPC result as one JSON document (watch: one event per line)',
     '  -h, --help      show the usage',
     '',
+    'interactive runs (run --mode interactive):',
+    '  on a terminal, without --json, run follows the job and asks each question here; type an answer, or an',
+    '  option\'s number to pick its value. Ctrl-D leaves the job waiting (answer later with skillctl reply).',
+    '  Otherwise run --wait stops at the first question, prints it (--json: the jobs/pending result) and exits 0.',
+    '  reply sends its words joined by spaces; a reply that starts with - goes after --: skillctl reply JOB -- --help me',
+    '',
     'exit codes: 0 ok, 1 job failed or canceled or an error answer, 2 usage error, 3 daemon unreachable',
   ];
   return lines.join('\n');

@@ -74,3 +74,50 @@ export interface LogChunk {
 
 /** Job statuses after which nothing changes. */
 export const TERMINAL_STATUSES: readonly string[] = ['succeeded', 'failed', 'canceled'];
+
+/** One choice offered with a question. */
+export interface PendingOption {
+  label: string;
+  value: unknown;
+}
+
+/** The question a waiting job asks (`Pending` in SPEC §4). */
+export interface PendingQuestion {
+  interaction_id: number;
+  prompt: string;
+  kind: string;
+  options?: PendingOption[];
+  ui_hints?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** The answer of `jobs/pending`. */
+export interface PendingView {
+  job_id: string;
+  status: string;
+  pending: PendingQuestion | null;
+}
+
+/** The answer of `jobs/reply`. */
+export interface ReplyAnswer {
+  job_id: string;
+  status: string;
+  accepted: boolean;
+}
+
+/** One ask/reply round of `jobs/history`. */
+export interface InteractionView {
+  interaction_id: number;
+  prompt: string;
+  kind: string;
+  response: unknown;
+  resolution_mode: string | null;
+  asked_at: string;
+  replied_at: string | null;
+}
+
+/** The answer of `jobs/history`. */
+export interface HistoryView {
+  job_id: string;
+  interactions: InteractionView[];
+}

@@ -54,6 +54,11 @@ export class StickySession {
     return this.#proc.pid;
   }
 
+  /** Resolves when the process has exited. */
+  get exited(): Promise<ExitInfo> {
+    return this.#proc.exited;
+  }
+
   get alive(): boolean {
     return this.#exit === null;
   }

@@ -24,6 +24,8 @@ import { isTerminal, nextStatus, type JobEvent } from './states.js';
 import { startTurn, type TurnHandle, type TurnReport } from './turn.js';
 import { StickySession } from './sticky-session.js';
 import type { ExitInfo } from '../process/spawn.js';
+import { readStat } from '../process/proc.js';
+import { stopSurvivors } from '../process/survivors.js';
 import { replyPrompt } from './prompt.js';
 
 export interface SupervisorDeps {
@@ -155,6 +157,10 @@ export class Supervisor {
 
   /** SPEC §9, run before the socket accepts: nothing stays `running` without a process. */
   async recover(): Promise<void> {
+    const records = this.#d.store.processes();
+    const survivors = await stopSurvivors(records, this.#d.clock, this.#d.config.kill_grace_ms);
+    for (const s of survivors) this.#d.logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped an engine process left from before the restart');
+    for (const record of records) await this.#d.store.removeProcess(record.pid);
     for (const job of this.#d.store.activeJobs()) {
       await this.#d.events.prime(job.job_id);
       if (job.status === 'running') {
@@ -236,10 +242,21 @@ export class Supervisor {
       const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, onLost: (exit) => this.#onStickyLost(jobId, exit) });
       this.#sessions.set(jobId, session);
       turn = session.turn(adapter.newParser(), job.hard_timeout_sec * 1000, null, null);
+      await this.#recordProcess(jobId, session.pid, session.exited);
     } else {
       turn = startTurn(this.#d.spawner, this.#d.clock, { ...spec, parser: adapter.newParser(), hardTimeoutMs: job.hard_timeout_sec * 1000, resuming: plan.resuming });
+      await this.#recordProcess(jobId, turn.pid, turn.done);
     }
     this.#watchTurn(jobId, attempt, turn, skill, plan.resuming);
+  }
+
+  /** Records the engine process for restart recovery until it has exited. */
+  async #recordProcess(jobId: string, pid: number | null, gone: Promise<unknown>): Promise<void> {
+    const stat = pid === null ? null : readStat(pid);
+    if (pid === null || stat === null) return;
+    const recorded = this.#d.store.putProcess({ job_id: jobId, pid, pgid: pid, start_time: stat.startTime });
+    void Promise.all([recorded, gone.catch(() => undefined)]).then(() => this.#d.store.removeProcess(pid));
+    await recorded;
   }
 
   #watchTurn(jobId: string, attempt: number, turn: TurnHandle, skill: SkillDefinition, resuming: boolean): void {

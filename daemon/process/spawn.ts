@@ -4,6 +4,7 @@ import { execa } from 'execa';
 import { LineSplitter } from '../../rpc/framing.js';
 import type { Clock } from '../clock.js';
 import { groupAlive, signalGroup } from './group.js';
+import { processTree, signalEach } from './proc.js';
 
 /** Engine output lines longer than this are dropped (the rest of the turn is still read). */
 export const MAX_ENGINE_LINE_BYTES = 2 * 1024 * 1024;
@@ -104,11 +105,7 @@ class ExecaProcess implements EngineProcess {
   stop(): Promise<ExitInfo> {
     if (this.#stopping !== null) return this.#stopping;
     const pid = this.pid;
-    if (pid !== null && !this.#leaderGone) {
-      signalGroup(pid, 'SIGTERM');
-      const timer = this.#clock.setTimer(this.#graceMs, () => signalGroup(pid, 'SIGKILL'));
-      void this.exited.then(() => timer.cancel());
-    }
+    if (pid !== null && !this.#leaderGone) stopTree(pid, this.#clock, this.#graceMs);
     this.#stopping = this.exited;
     return this.#stopping;
   }
@@ -158,10 +155,23 @@ class ExecaProcess implements EngineProcess {
 
   /** Members of the group that outlive the leader get the same stop sequence: nothing lingers. */
   #sweepGroup(pgid: number): void {
-    if (!groupAlive(pgid)) return;
-    signalGroup(pgid, 'SIGTERM');
-    this.#clock.setTimer(this.#graceMs, () => signalGroup(pgid, 'SIGKILL'));
+    if (groupAlive(pgid)) stopTree(pgid, this.#clock, this.#graceMs);
   }
+}
+
+/**
+ * The stop sequence: SIGTERM to the group and to every descendant (snapshotted first, so tools
+ * that left the group are included), then SIGKILL to whatever is still the same process after
+ * the grace period.
+ */
+export function stopTree(pid: number, clock: Clock, graceMs: number): void {
+  const tree = processTree(pid, pid);
+  signalGroup(pid, 'SIGTERM');
+  signalEach(tree, 'SIGTERM');
+  clock.setTimer(graceMs, () => {
+    signalGroup(pid, 'SIGKILL');
+    signalEach(tree, 'SIGKILL');
+  });
 }
 
 function openLog(path: string): WriteStream {

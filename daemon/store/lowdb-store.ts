@@ -6,7 +6,7 @@ import { isTerminal } from '../jobs/states.js';
 import { CoalescingWriter, writeFileDurably } from './durable-file.js';
 import { FinishedLog } from './finished-log.js';
 import { JobIndex } from './job-index.js';
-import type { JobQuery, Store, StoreNotice } from './store.js';
+import type { JobQuery, ProcessRecord, Store, StoreNotice } from './store.js';
 
 export const SCHEMA_VERSION = 1;
 
@@ -14,6 +14,7 @@ export const SCHEMA_VERSION = 1;
 interface HotState {
   schema_version: number;
   jobs: Record<string, Job>;
+  processes?: Record<string, ProcessRecord>;
 }
 
 /** Thrown when the state file has a schema this daemon does not know: it refuses to guess. */
@@ -120,6 +121,21 @@ export class LowdbStore implements Store {
     } else {
       this.#db.data.jobs[stored.job_id] = stored;
     }
+    await this.#writer.flush();
+  }
+
+  processes(): ProcessRecord[] {
+    return Object.values(this.#db.data.processes ?? {});
+  }
+
+  async putProcess(record: ProcessRecord): Promise<void> {
+    this.#db.data.processes = { ...this.#db.data.processes, [String(record.pid)]: record };
+    await this.#writer.flush();
+  }
+
+  async removeProcess(pid: number): Promise<void> {
+    if (this.#db.data.processes?.[String(pid)] === undefined) return;
+    delete this.#db.data.processes[String(pid)];
     await this.#writer.flush();
   }
 

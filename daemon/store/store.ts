@@ -9,6 +9,15 @@ export interface JobQuery {
   before?: string;
 }
 
+/** An engine process the daemon started, recorded so that a later start can stop survivors. */
+export interface ProcessRecord {
+  job_id: string;
+  pid: number;
+  pgid: number;
+  /** From /proc/<pid>/stat: with the pid it identifies the process, never a recycled pid. */
+  start_time: string;
+}
+
 /** A problem found while loading state, kept for `daemon/status` and the log. */
 export interface StoreNotice {
   code: 'STATE_FILE_CORRUPT' | 'FINISHED_LOG_TRUNCATED';
@@ -30,5 +39,8 @@ export interface Store {
   activeJobs(): Job[];
   countByStatus(): Record<JobStatus, number>;
   putJob(job: Job): Promise<void>;
+  processes(): ProcessRecord[];
+  putProcess(record: ProcessRecord): Promise<void>;
+  removeProcess(pid: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,0 +1,66 @@
+import { shortTime } from './format.js';
+import type { InteractionView, PendingQuestion, PendingView } from './wire.js';
+
+/** A reply or option value as text: strings verbatim, anything else as compact JSON. */
+export function valueText(value: unknown): string {
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? 'undefined');
+}
+
+/** The options as a numbered list, `  1) Label [value]`; the value is shown when it differs from the label. */
+export function optionLines(pending: PendingQuestion): string[] {
+  return (pending.options ?? []).map((option, index) => {
+    const value = valueText(option.value);
+    return `  ${index + 1}) ${option.label}${value === option.label ? '' : ` [${value}]`}`;
+  });
+}
+
+/** The question itself: the prompt, then the numbered options. */
+export function questionText(pending: PendingQuestion): string {
+  return [pending.prompt, ...optionLines(pending)].join('\n');
+}
+
+/** What `pending` prints: a header line and the question, or that the job is not waiting. */
+export function pendingText(view: PendingView): string {
+  if (view.pending === null) return notWaitingText(view);
+  const { interaction_id, kind } = view.pending;
+  return `job ${view.job_id} is waiting for a reply to interaction ${interaction_id} (${kind}):\n${questionText(view.pending)}`;
+}
+
+/** `job X is not waiting (status)`. */
+export function notWaitingText(view: { job_id: string; status: string }): string {
+  return `job ${view.job_id} is not waiting (${view.status})`;
+}
+
+/** The command that answers a waiting job, for notes on stderr. */
+export function replyHint(jobId: string): string {
+  return `skillctl reply ${jobId} <text...>`;
+}
+
+/**
+ * The response for what the user typed: a number that names an option picks that option's
+ * value; anything else (other numbers included) is sent as the text itself.
+ */
+export function pickResponse(answer: string, pending: PendingQuestion): unknown {
+  const options = pending.options ?? [];
+  if (options.length === 0 || !/^\s*\d+\s*$/.test(answer)) return answer;
+  const option = options[Number.parseInt(answer, 10) - 1];
+  if (option === undefined) return answer;
+  return option.value === undefined ? option.label : option.value;
+}
+
+/** Every round of `history`: a header line (`#id asked replied mode`), then the prompt and the response. */
+export function historyText(interactions: InteractionView[]): string {
+  return interactions.map(roundText).join('\n\n');
+}
+
+function roundText(round: InteractionView): string {
+  const answered = round.replied_at !== null;
+  const header = `#${round.interaction_id}  asked ${shortTime(round.asked_at)}  ${answered ? `replied ${shortTime(round.replied_at)}  ${round.resolution_mode ?? '-'}` : 'waiting for a reply'}`;
+  return [header, labelled('prompt', round.prompt), labelled('response', answered ? valueText(round.response) : '-')].join('\n');
+}
+
+/** `  label:   text`, with the text's further lines indented under its first. */
+function labelled(label: string, text: string): string {
+  const head = `  ${`${label}:`.padEnd(10)}`;
+  return head + text.split('\n').join(`\n${' '.repeat(head.length)}`);
+}

@@ -1,0 +1,41 @@
+import t from 'tap';
+import { join } from 'node:path';
+import { FIXTURES, TestDaemon, alive, waitForFile, waitForStatus, type JobView } from '../helpers/daemon.js';
+
+const engines = {
+  codex: { command: [join(FIXTURES, 'fake-codex.mjs')] },
+  gemini: { command: [join(FIXTURES, 'fake-gemini.mjs')], env: { FAKE_ENGINE_NO_RESUME: '1', FAKE_ENGINE_STICKY: '1' } },
+  iflow: { command: [join(FIXTURES, 'fake-iflow.mjs')] },
+};
+
+t.test('restart after SIGKILL: each job lands in its SPEC §9 state and no engine process from before survives', async (t) => {
+  const daemon = await TestDaemon.start({ config: { max_concurrent: 2, kill_grace_ms: 300, engines } });
+  const client = await daemon.client();
+  const create = (params: Record<string, unknown>): Promise<JobView> => client.request<JobView>('jobs/create', params);
+  const resumable = await create({ skill_id: 'echo-both', engine: 'codex', execution_mode: 'interactive', input: { scenario: 'ask', emit: { greeting: 'r' } } });
+  await waitForStatus(client, resumable.job_id, ['waiting_user']);
+  const sticky = await create({ skill_id: 'echo-both', engine: 'gemini', execution_mode: 'interactive', input: { scenario: 'ask', emit: { greeting: 's' } } });
+  await waitForStatus(client, sticky.job_id, ['waiting_user']);
+  const running = await create({ skill_id: 'echo-auto', engine: 'iflow', input: { scenario: 'hang' } });
+  await waitForStatus(client, running.job_id, ['running']);
+  const queued = await create({ skill_id: 'echo-auto', engine: 'codex', input: { emit: { greeting: 'q' } } });
+  t.equal(queued.status, 'queued');
+  t.match(await client.request('daemon/status'), { slots: { max: 2, used: 2, queued: 1 } });
+
+  const pidOf = (jobId: string, file: string): Promise<number> => waitForFile(join(daemon.runDir(jobId), 'workspace', '.fake-engine', file)).then(Number);
+  const before = [await pidOf(running.job_id, 'pid'), await pidOf(running.job_id, 'child-pid'), await pidOf(sticky.job_id, 'pid')];
+  t.ok(before.every(alive), 'engine processes run before the crash');
+
+  await daemon.kill();
+  const again = await TestDaemon.start({ dir: daemon.dir, config: { max_concurrent: 2, kill_grace_ms: 300, engines } });
+  t.teardown(() => again.cleanup());
+  t.ok(before.every((pid) => !alive(pid)), 'no engine process from before is alive once the socket accepts');
+  const c = await again.client();
+  t.match(await c.request('jobs/get', { job_id: running.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED' } });
+  t.match(await c.request('jobs/get', { job_id: sticky.job_id }), { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST' } });
+  t.match(await c.request('jobs/get', { job_id: resumable.job_id }), { status: 'waiting_user', pending_interaction_id: 1 });
+  t.equal((await waitForStatus(c, queued.job_id)).status, 'succeeded', 'the queued job runs after the restart');
+  await c.request('jobs/reply', { job_id: resumable.job_id, interaction_id: 1, response: 'after restart' });
+  t.equal((await waitForStatus(c, resumable.job_id)).status, 'succeeded', 'the resumable job continues after the restart');
+  t.match(await c.request('daemon/status'), { slots: { used: 0, queued: 0 } });
+});
