@@ -52,10 +52,11 @@ function statusTo(event: JobEvent): string | undefined {
 
 /** Asks until the user gives a non-empty answer, sends it; true once sent (or the question went stale). */
 async function askAndReply(ctx: Context, jobId: string, pending: PendingQuestion, ask: Ask): Promise<true | 'eof' | 'interrupted'> {
-  const question = `\n${questionText(pending)}\n${ANSWER_PROMPT}`;
-  let answer: string | null = '';
+  let answer: string | null;
   try {
-    while (answer !== null && answer.trim() === '') answer = await ask(question);
+    // The whole question once; after an empty line just the prompt again.
+    answer = await ask(`\n${questionText(pending)}\n${ANSWER_PROMPT}`);
+    while (answer !== null && answer.trim() === '') answer = await ask(ANSWER_PROMPT);
   } catch (error) {
     if (error instanceof PromptInterrupted) return 'interrupted';
     throw error;

@@ -14,6 +14,7 @@ import { EventLog } from './jobs/events.js';
 import { Supervisor } from './jobs/supervisor.js';
 import type { Logger } from './logger.js';
 import { createSpawner } from './process/spawn.js';
+import { notifySystemd } from './notify.js';
 import { SkillRegistry } from './skills/registry.js';
 import { SkillWatcher } from './skills/watch.js';
 import { SlotPool } from './slots/pool.js';
@@ -68,12 +69,15 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   );
   await supervisor.recover();
   await server.listen(listen);
+  const notified = await notifySystemd('READY=1', process.env);
+  if (notified !== null) logger.warn({ problem: notified }, 'could not notify systemd');
   logger.info({ version, socket: listen.kind === 'path' ? listen.path : `fd ${listen.fd}`, state_dir: config.state_dir, skills: skills.counts() }, 'skilld ready');
 
   let closing: Promise<void> | null = null;
   return {
     close: () => {
       closing ??= (async () => {
+        await notifySystemd('STOPPING=1', process.env);
         await server.close();
         await watcher.close();
         await supervisor.shutdown();

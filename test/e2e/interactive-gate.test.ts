@@ -51,7 +51,7 @@ class EventTrail {
 }
 
 // Tests here are independent of each other and of slot counts: run them side by side.
-t.jobs = 10;
+t.jobs = 4;
 const daemon = await TestDaemon.start({ config: { max_concurrent: 16 } });
 t.teardown(() => daemon.cleanup());
 const client = await daemon.client();
@@ -139,7 +139,7 @@ t.test('D-5 API-3 a well-formed hint: prompt, kind and options come from the hin
   );
 });
 
-t.test('LC-13 D-1 interactive: done marker + valid output -> succeeded at once, no warning, never waiting', async (t) => {
+t.test('LC-13 D-1 TP-2 interactive: done marker + valid output -> succeeded at once, no warning, never waiting', async (t) => {
   await Promise.all(
     ENGINE_NAMES.map(async (engine) => {
       const created = await create(client, { engine, input: { scenario: 'ok', emit: { greeting: `done by ${engine}` } } });
@@ -196,7 +196,7 @@ t.test('LC-16 API-17 D-6 D-7 interactive-only (max_attempt 3), a turn that never
   // 'text' never asks and never gives valid output: each turn is "no evidence", so only max_attempt ends it.
   // (No fake scenario asks more than twice: 'ask_twice' finishes on turn 3 with the marker, see the D-1 test.)
   await Promise.all(
-    ENGINE_NAMES.map(async (engine) => {
+    (['codex', 'iflow'] as const).map(async (engine) => {
       const created = await create(client, { skill_id: 'interactive-only', engine, input: { scenario: 'text' } });
       t.equal(created.max_attempt, 3, `${engine}: the job carries the skill's max_attempt`);
       for (const attempt of [1, 2]) {
@@ -220,49 +220,58 @@ t.test('LC-16 API-17 D-6 D-7 interactive-only (max_attempt 3), a turn that never
 });
 
 t.test('D-1 D-6 interactive-only (max_attempt 3): the done marker at attempt 3 is strong evidence and beats the attempt limit; soft evidence succeeds with its warning', async (t) => {
-  const created = await create(client, { skill_id: 'interactive-only', engine: 'codex', input: { scenario: 'ask_twice', emit: { greeting: 'three' } } });
-  for (const attempt of [1, 2]) {
-    const waiting = await settleOrWait(created.job_id);
-    t.equal(waiting.status, 'waiting_user', `waiting after turn ${attempt}`);
-    t.same(await pendingOf(created.job_id), { interaction_id: attempt, prompt: `Question ${attempt}?`, kind: 'open_text' });
-    await reply(created.job_id, attempt, `a${attempt}`);
-  }
-  const done = (await waitForStatus(client, created.job_id)) as Job;
-  t.equal(done.status, 'succeeded', JSON.stringify(done.error));
-  t.equal(done.attempt, 3);
-  t.same(done.warnings, []);
-  t.same((await resultOf(created.job_id)).output, { greeting: 'three', reply: 'a2' });
-
-  const soft = await create(client, { skill_id: 'interactive-only', engine: 'gemini', input: { scenario: 'ok_plain' } });
-  const softDone = (await waitForStatus(client, soft.job_id)) as Job;
-  t.equal(softDone.status, 'succeeded');
-  t.same(softDone.warnings, ['INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER']);
+  const strong = async (): Promise<void> => {
+    const created = await create(client, { skill_id: 'interactive-only', engine: 'codex', input: { scenario: 'ask_twice', emit: { greeting: 'three' } } });
+    for (const attempt of [1, 2]) {
+      const waiting = await settleOrWait(created.job_id);
+      t.equal(waiting.status, 'waiting_user', `waiting after turn ${attempt}`);
+      t.same(await pendingOf(created.job_id), { interaction_id: attempt, prompt: `Question ${attempt}?`, kind: 'open_text' }, `pending ${attempt}`);
+      await reply(created.job_id, attempt, `a${attempt}`);
+    }
+    const done = (await waitForStatus(client, created.job_id)) as Job;
+    t.equal(done.status, 'succeeded', `marker at attempt 3 = max_attempt succeeds (${JSON.stringify(done.error)})`);
+    t.equal(done.attempt, 3);
+    t.same(done.warnings, []);
+    t.same((await resultOf(created.job_id)).output, { greeting: 'three', reply: 'a2' });
+  };
+  const soft = async (): Promise<void> => {
+    const created = await create(client, { skill_id: 'interactive-only', engine: 'gemini', input: { scenario: 'ok_plain' } });
+    const done = (await waitForStatus(client, created.job_id)) as Job;
+    t.equal(done.status, 'succeeded', 'valid output without marker: soft success');
+    t.same(done.warnings, ['INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER']);
+  };
+  await Promise.all([strong(), soft()]);
 });
 
 t.test('LC-17 D-6 echo-both declares no max_attempt: ask_twice asks twice and succeeds on turn 3; a turn without evidence keeps waiting past 3 turns', async (t) => {
-  const created = await create(client, { engine: 'iflow', input: { scenario: 'ask_twice' } });
-  t.equal(created.max_attempt, null, 'max_attempt null');
-  for (const attempt of [1, 2]) {
-    const waiting = await settleOrWait(created.job_id);
-    t.equal(waiting.status, 'waiting_user');
-    t.equal(waiting.pending_interaction_id, attempt);
-    await reply(created.job_id, attempt, `r${attempt}`);
-  }
-  const done = (await waitForStatus(client, created.job_id)) as Job;
-  t.equal(done.status, 'succeeded');
-  t.equal(done.attempt, 3);
-
-  const unbounded = await create(client, { engine: 'gemini', input: { scenario: 'text' } });
-  for (const attempt of [1, 2, 3]) {
-    t.equal((await settleOrWait(unbounded.job_id)).status, 'waiting_user', `waiting after turn ${attempt}`);
-    await reply(unbounded.job_id, attempt, `r${attempt}`);
-  }
-  const fourth = await settleOrWait(unbounded.job_id);
-  t.equal(fourth.status, 'waiting_user', 'still waiting after turn 4: no attempt limit');
-  t.equal(fourth.attempt, 4);
-  t.equal(fourth.pending_interaction_id, 4, 'interaction ids stay monotonic');
-  t.same(fourth.error, null);
-  await client.request('jobs/cancel', { job_id: unbounded.job_id });
+  const askTwice = async (): Promise<void> => {
+    const created = await create(client, { engine: 'iflow', input: { scenario: 'ask_twice' } });
+    t.equal(created.max_attempt, null, 'max_attempt null');
+    for (const attempt of [1, 2]) {
+      const waiting = await settleOrWait(created.job_id);
+      t.equal(waiting.status, 'waiting_user', `ask_twice waiting after turn ${attempt}`);
+      t.equal(waiting.pending_interaction_id, attempt);
+      await reply(created.job_id, attempt, `r${attempt}`);
+    }
+    const done = (await waitForStatus(client, created.job_id)) as Job;
+    t.equal(done.status, 'succeeded', 'ask_twice succeeds on turn 3');
+    t.equal(done.attempt, 3);
+    t.equal(done.max_attempt, null);
+  };
+  const unbounded = async (): Promise<void> => {
+    const created = await create(client, { engine: 'gemini', input: { scenario: 'text' } });
+    for (const attempt of [1, 2, 3]) {
+      t.equal((await settleOrWait(created.job_id)).status, 'waiting_user', `no evidence: waiting after turn ${attempt}`);
+      await reply(created.job_id, attempt, `r${attempt}`);
+    }
+    const fourth = await settleOrWait(created.job_id);
+    t.equal(fourth.status, 'waiting_user', 'still waiting after turn 4: no attempt limit');
+    t.equal(fourth.attempt, 4);
+    t.equal(fourth.pending_interaction_id, 4, 'interaction ids stay monotonic');
+    t.same(fourth.error, null);
+    await client.request('jobs/cancel', { job_id: created.job_id });
+  };
+  await Promise.all([askTwice(), unbounded()]);
 });
 
 t.test('TP-5 TP-7 TP-6 the run\'s patched SKILL.md in interactive mode invites questions, shows the <ASK_USER_YAML> block and never says not to ask', async (t) => {

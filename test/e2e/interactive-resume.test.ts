@@ -1,0 +1,186 @@
+// The resumable profile through the real daemon: probe, session handles, resume argv, new
+// processes, resume failure, and what a reply turn sends (SPEC §6, §8: PR-1, PR-3..PR-10, PR-14,
+// TP-9, TP-11, TP-13, TP-14, API-4, API-9, API-10, LC-7).
+import t from 'tap';
+import { readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ENGINE_NAMES, TestDaemon, alive, waitForStatus, type JobView, type TestEngine } from '../helpers/daemon.js';
+
+interface Job extends JobView {
+  attempt: number;
+  interactive_profile: { kind: string; reason: string } | null;
+  session_handle: { engine: string; handle_type: string; handle_value: string } | null;
+  pending_interaction_id: number | null;
+}
+interface Interaction {
+  interaction_id: number;
+  prompt: string;
+  kind: string;
+  response: unknown;
+  resolution_mode: string | null;
+  asked_at: string;
+  replied_at: string | null;
+}
+
+t.jobs = 3;
+const daemon = await TestDaemon.start({ config: { max_concurrent: 8 } });
+t.teardown(() => daemon.cleanup());
+const client = await daemon.client();
+
+async function createInteractive(engine: TestEngine, input: Record<string, unknown>): Promise<Job> {
+  return client.request<Job>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: 'interactive', input });
+}
+async function untilWaiting(jobId: string): Promise<Job> {
+  return (await waitForStatus(client, jobId, ['waiting_user', 'succeeded', 'failed', 'canceled'])) as Job;
+}
+function sessionFile(jobId: string, id: string): string {
+  return join(daemon.runDir(jobId), 'workspace', '.fake-engine', 'sessions', `${id}.json`);
+}
+
+/** The exact argv the fake must see, after the configured command (SPEC §6 table). */
+const ARGV = {
+  codex: {
+    start: (prompt: string) => ['exec', '--skip-git-repo-check', '--json', '--yolo', '--', prompt],
+    resume: (id: string, prompt: string) => ['exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', '--', id, prompt],
+  },
+  gemini: {
+    start: (prompt: string) => ['--yolo', '--output-format', 'json', `--prompt=${prompt}`],
+    resume: (id: string, prompt: string) => ['--resume', id, '--yolo', '--output-format', 'json', `--prompt=${prompt}`],
+  },
+  iflow: {
+    start: (prompt: string) => ['--yolo', '--thinking', `--prompt=${prompt}`],
+    resume: (id: string, prompt: string) => ['--resume', id, '--yolo', '--thinking', `--prompt=${prompt}`],
+  },
+} as const;
+
+/** Session id formats of the real CLIs, as the fakes print them (fixtures README). */
+const SESSION_ID = {
+  codex: /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+  gemini: /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+  iflow: /^session-[0-9a-f]{32}$/,
+} as const;
+
+const IDS = {
+  codex: 'PR-4 PR-8 TP-13',
+  gemini: 'PR-5 PR-9 TP-9',
+  iflow: 'PR-6 PR-10 TP-11',
+} as const;
+
+t.test('PR-1 engines/list reports the resumable profile with a reason for every fake engine (the probe passes)', async (t) => {
+  const { engines } = await client.request<{ engines: Array<{ name: string; available: boolean; interactive_profile: { kind: string; reason: string } }> }>('engines/list');
+  t.same(engines.map((e) => e.name).sort(), [...ENGINE_NAMES].sort());
+  for (const engine of engines) {
+    t.equal(engine.interactive_profile.kind, 'resumable', `${engine.name}: resumable`);
+    t.type(engine.interactive_profile.reason, 'string');
+    t.ok(engine.interactive_profile.reason.length > 0, `${engine.name}: a reason is given`);
+  }
+});
+
+for (const engine of ENGINE_NAMES) {
+  t.test(`PR-1 PR-3 PR-7 TP-14 ${IDS[engine]} ${engine}: the handle is the engine's session id, stored while waiting; the reply runs a new process with the exact resume argv`, async (t) => {
+    const { engines } = await client.request<{ engines: Array<{ name: string; interactive_profile: unknown }> }>('engines/list');
+    const created = await createInteractive(engine, { scenario: 'ask', emit: { greeting: engine } });
+    t.same(created.interactive_profile, engines.find((e) => e.name === engine)?.interactive_profile, 'PR-1 the job carries the probed profile');
+    t.equal(created.interactive_profile?.kind, 'resumable');
+    t.equal(created.session_handle, null, 'no handle before the first turn');
+
+    const waiting = await untilWaiting(created.job_id);
+    t.equal(waiting.status, 'waiting_user', JSON.stringify(waiting.error));
+    const [first] = await daemon.engineCalls(created.job_id);
+    const prompt = await readFile(join(daemon.runDir(created.job_id), 'attempts', '1', 'prompt.txt'), 'utf8');
+    t.same(first?.argv, ARGV[engine].start(prompt), 'start argv carries the auto-execution flags and the prompt verbatim');
+    t.equal(first?.resume, false);
+    const sessionId = first?.session ?? '';
+    t.match(sessionId, SESSION_ID[engine], 'the fake printed a session id in the real format');
+    t.same(waiting.session_handle, { engine, handle_type: 'session_id', handle_value: sessionId }, 'PR-3 the handle is stored while waiting and equals the engine session id');
+    t.ok(existsSync(sessionFile(created.job_id, sessionId)), 'the session exists on the engine side');
+    t.notOk(alive(first?.pid ?? 0), 'PR-7 no engine process stays resident while a resumable job waits');
+
+    const replyText = '--help me, pick Rome';
+    await client.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: replyText });
+    const done = (await waitForStatus(client, created.job_id)) as Job;
+    t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+    const calls = await daemon.engineCalls(created.job_id);
+    t.equal(calls.length, 2, 'exactly one resume turn');
+    const second = calls[1];
+    t.equal(second?.resume, true, 'the second turn resumes');
+    t.equal(second?.session, sessionId, 'PR-3 the resume uses exactly the stored handle');
+    t.not(second?.pid, first?.pid, 'PR-7 a new process');
+    t.same(second?.argv, ARGV[engine].resume(sessionId, replyText), 'TP-14 the resume argv: handle from the previous turn, auto-execution flags kept, reply verbatim');
+    t.equal(await readFile(join(daemon.runDir(created.job_id), 'attempts', '2', 'prompt.txt'), 'utf8'), replyText, 'the reply turn prompt is the reply text');
+    t.same((await client.request<{ output: unknown }>('jobs/result', { job_id: created.job_id })).output, { greeting: engine, reply: replyText }, 'a reply that looks like an option reached the agent verbatim');
+    t.same(done.session_handle, waiting.session_handle, 'the handle is unchanged after the resumed turn');
+  });
+}
+
+t.test('PR-14 a resume whose session the engine does not know fails with SESSION_RESUME_FAILED', async (t) => {
+  await Promise.all(
+    ENGINE_NAMES.map(async (engine) => {
+      const created = await createInteractive(engine, { scenario: 'ask' });
+      const waiting = await untilWaiting(created.job_id);
+      t.equal(waiting.status, 'waiting_user', `${engine}: waiting`);
+      const handle = waiting.session_handle?.handle_value ?? '';
+      await rm(sessionFile(created.job_id, handle));
+      await client.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: 'Rome' });
+      const done = (await waitForStatus(client, created.job_id)) as Job;
+      t.equal(done.status, 'failed', `${engine}: failed`);
+      t.equal(done.error?.code, 'SESSION_RESUME_FAILED', `${engine}: SESSION_RESUME_FAILED (${done.error?.message ?? ''})`);
+      const calls = await daemon.engineCalls(created.job_id);
+      t.equal(calls.length, 2, `${engine}: one resume attempt`);
+      t.match(calls[1], { resume: true, session: handle }, `${engine}: it tried the stored handle`);
+      t.match(await client.request('jobs/result', { job_id: created.job_id }), { status: 'failed', output: null, error: { code: 'SESSION_RESUME_FAILED' } }, `${engine}: jobs/result`);
+    }),
+  );
+});
+
+t.test('API-4 API-9 a free-text reply to a choose_one question is accepted and sent as text', async (t) => {
+  const created = await createInteractive('gemini', { scenario: 'ask' });
+  await untilWaiting(created.job_id);
+  t.match(await client.request('jobs/pending', { job_id: created.job_id }), { pending: { kind: 'choose_one' } });
+  const answer = 'Neither: use Berlin';
+  t.match(await client.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: answer }), { job_id: created.job_id, accepted: true });
+  const done = await waitForStatus(client, created.job_id);
+  t.equal(done.status, 'succeeded');
+  t.same((await client.request<{ output: unknown }>('jobs/result', { job_id: created.job_id })).output, { greeting: 'hello', reply: answer }, 'kind is advisory: a value outside the options went through');
+  t.equal((await daemon.engineCalls(created.job_id))[1]?.prompt, answer);
+});
+
+t.test('API-9 API-10 LC-7 free text and a JSON object are both accepted; the object reaches the engine as its JSON text; history keeps every round', async (t) => {
+  const created = await createInteractive('codex', { scenario: 'ask_twice' });
+  await untilWaiting(created.job_id);
+  const before = Date.now();
+  await client.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: 'free text answer' });
+  const second = await untilWaiting(created.job_id);
+  t.equal(second.status, 'waiting_user');
+  t.equal(second.pending_interaction_id, 2);
+  const object = { city: 'rome', days: 3, ok: true, tags: ['a', 'b'], nested: { x: null } };
+  await client.request('jobs/reply', { job_id: created.job_id, interaction_id: 2, response: object });
+  const done = await waitForStatus(client, created.job_id);
+  t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+
+  const calls = await daemon.engineCalls(created.job_id);
+  t.equal(calls.length, 3);
+  t.equal(calls[1]?.prompt, 'free text answer', 'free text is sent as is');
+  t.equal(calls[2]?.prompt, JSON.stringify(object), 'the object is sent as its JSON text');
+  t.same(JSON.parse(calls[2]?.prompt ?? 'null'), object);
+  t.same((await client.request<{ output: unknown }>('jobs/result', { job_id: created.job_id })).output, { greeting: 'hello', reply: JSON.stringify(object) });
+
+  const { interactions } = await client.request<{ interactions: Interaction[] }>('jobs/history', { job_id: created.job_id });
+  t.equal(interactions.length, 2, 'LC-7 one entry per round');
+  t.match(interactions, [
+    { interaction_id: 1, prompt: 'Question 1?', kind: 'open_text', response: 'free text answer', resolution_mode: 'user_reply' },
+    { interaction_id: 2, prompt: 'Question 2?', kind: 'open_text', response: object, resolution_mode: 'user_reply' },
+  ]);
+  t.same(interactions[1]?.response, object, 'API-9 the JSON reply is stored as JSON, not as a string');
+  for (const round of interactions) {
+    t.same(Object.keys(round).sort(), ['asked_at', 'interaction_id', 'kind', 'prompt', 'replied_at', 'resolution_mode', 'response'], `LC-7 round ${round.interaction_id} has exactly the documented fields`);
+    const asked = Date.parse(round.asked_at);
+    const replied = Date.parse(round.replied_at ?? '');
+    t.ok(round.asked_at.endsWith('Z') && !Number.isNaN(asked), 'asked_at is ISO UTC');
+    t.ok(round.replied_at?.endsWith('Z') && !Number.isNaN(replied), 'replied_at is ISO UTC');
+    t.ok(replied >= asked, 'replied after asked');
+  }
+  t.ok(Date.parse(interactions[0]?.replied_at ?? '') >= before - 1000, 'replied_at is the reply time');
+  t.ok(Date.parse(interactions[1]?.asked_at ?? '') >= Date.parse(interactions[0]?.replied_at ?? ''), 'round 2 was asked after round 1 was answered');
+});
