@@ -2,7 +2,6 @@
 // daemon (SPEC §8 "Deadline", §9: LC-8, LC-10, API-7, API-8, API-11, PR-3 across a restart).
 // The only waits here are real deadlines (session_timeout_sec 1 or 2), observed through events.
 import t from 'tap';
-import { rm } from 'node:fs/promises';
 import type { RpcClient } from '../../rpc/client.js';
 import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 
@@ -64,9 +63,8 @@ async function replayAll(daemon: TestDaemon, jobId: string): Promise<JobEvent[]>
   return events;
 }
 
-// Independent tests (the restart one has its own daemons): run them side by side.
-t.jobs = 3;
-const daemon = await TestDaemon.start();
+// One daemon for the file; the last test restarts it on the same state dir.
+let daemon = await TestDaemon.start();
 t.teardown(() => daemon.cleanup());
 const client = await daemon.client();
 
@@ -134,15 +132,8 @@ t.test('LC-10 a non-strict wait answered before its deadline is a user reply, an
 });
 
 t.test('PR-3 LC-8 LC-10 waiting resumable jobs across a daemon restart (SIGTERM, then a new daemon on the same state dir)', async (t) => {
-  const first = await TestDaemon.start();
-  let second: TestDaemon | null = null;
-  t.teardown(async () => {
-    await first.stop();
-    if (second !== null) await second.cleanup();
-    else await rm(first.dir, { recursive: true, force: true });
-  });
-  const c1 = await first.client();
-
+  const first = daemon;
+  const c1 = client;
   const strict = await createInteractive(c1, 'codex', { input: { scenario: 'ask', emit: { greeting: 'after restart' } } });
   const lenient = await createInteractive(c1, 'iflow', { session_timeout_sec: 2, interactive_require_user_reply: false, input: { scenario: 'ask_plain' } });
   const strictBefore = await untilWaiting(c1, strict.job_id);
@@ -155,7 +146,7 @@ t.test('PR-3 LC-8 LC-10 waiting resumable jobs across a daemon restart (SIGTERM,
   t.ok(stoppedAt < Date.parse(lenientBefore.wait_deadline_at ?? ''), 'the first daemon stopped before the non-strict deadline');
 
   const restarted = await TestDaemon.start({ dir: first.dir });
-  second = restarted;
+  daemon = restarted; // the file's teardown now stops this one and removes the folder
   const c2 = await restarted.client();
 
   t.test('PR-3 LC-8 a resumable waiting job survives a daemon restart with the same pending and handle, and a reply after the restart resumes it', async (t) => {

@@ -1,13 +1,17 @@
 // The interactive turn gate through the real daemon (resumable profile: the fakes pass the probe).
-// SPEC §7 (LC-1, LC-2, LC-13..LC-17, D-1, D-4..D-8, API-3, API-15..API-17) and the patched SKILL.md (TP-5..TP-7).
+// SPEC §7 (LC-1, LC-2, LC-13..LC-17, D-1, D-4..D-8, API-3, API-15..API-17, PR-15..PR-17) and the
+// patched SKILL.md (TP-5..TP-7).
 import t from 'tap';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RpcClient } from '../../rpc/client.js';
-import { ENGINE_NAMES, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { ENGINE_NAMES, FIXTURES, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 
 interface Job extends JobView {
   attempt: number;
+  interactive_profile: { kind: string; reason: string } | null;
+  session_handle: unknown;
   max_attempt: number | null;
   pending_interaction_id: number | null;
   wait_deadline_at: string | null;
@@ -121,82 +125,65 @@ t.test('LC-2 D-4 API-3 D-5 a malformed <ASK_USER_YAML> block: waiting_user with 
   );
 });
 
-t.test('D-5 API-3 a well-formed hint: prompt, kind and options come from the hint; TP-1 the ask_user outcome is structured', async (t) => {
-  await Promise.all(
-    ENGINE_NAMES.map(async (engine) => {
-      const created = await create(client, { engine, input: { scenario: 'ask' } });
-      const waiting = await settleOrWait(created.job_id);
-      t.equal(waiting.status, 'waiting_user', `${engine}: waiting_user`);
-      t.same(waiting.warnings, [], `${engine}: no warning`);
-      t.same(
-        await pendingOf(created.job_id),
-        { interaction_id: 1, prompt: 'Which city should I use?', kind: 'choose_one', options: [{ label: 'Paris', value: 'paris' }, { label: 'Rome', value: 'rome' }] },
-        `${engine}: the pending follows the hint (not the text before it)`,
-      );
-      const canceled = await client.request<{ status: string }>('jobs/cancel', { job_id: created.job_id });
-      t.equal(canceled.status, 'canceled', `${engine}: cleaned up`);
-    }),
-  );
-});
-
 t.test('LC-13 D-1 TP-2 interactive: done marker + valid output -> succeeded at once, no warning, never waiting', async (t) => {
-  await Promise.all(
-    ENGINE_NAMES.map(async (engine) => {
-      const created = await create(client, { engine, input: { scenario: 'ok', emit: { greeting: `done by ${engine}` } } });
-      const trail = await EventTrail.follow(daemon, created.job_id);
-      const done = (await waitForStatus(client, created.job_id)) as Job;
-      t.equal(done.status, 'succeeded', `${engine}: succeeded`);
-      t.same(done.warnings, [], `${engine}: no warning`);
-      t.equal(done.attempt, 1, `${engine}: one turn`);
-      const result = await resultOf(created.job_id);
-      t.same(result.output, { greeting: `done by ${engine}` }, `${engine}: output without the marker`);
-      t.same(result.warnings, [], `${engine}: jobs/result has no warning`);
-      t.same(trail.statuses, ['queued', 'running', 'succeeded'], `${engine}: never waiting`);
-      t.same(trail.of('input_required'), [], `${engine}: no input_required`);
-    }),
-  );
+  const created = await create(client, { engine: 'codex', input: { scenario: 'ok', emit: { greeting: 'done' } } });
+  const trail = await EventTrail.follow(daemon, created.job_id);
+  const done = (await waitForStatus(client, created.job_id)) as Job;
+  t.equal(done.status, 'succeeded');
+  t.same(done.warnings, [], 'no warning');
+  t.equal(done.attempt, 1, 'one turn');
+  const result = await resultOf(created.job_id);
+  t.same(result.output, { greeting: 'done' }, 'output without the marker');
+  t.same(result.warnings, [], 'jobs/result has no warning');
+  t.same(trail.statuses, ['queued', 'running', 'succeeded'], 'never waiting');
+  t.same(trail.of('input_required'), [], 'no input_required');
+
+  t.test('TP-5 TP-7 TP-6 the run\'s patched SKILL.md in interactive mode invites questions, shows the <ASK_USER_YAML> block and never says not to ask', async (t) => {
+    const runDir = daemon.runDir(created.job_id);
+    const skillMd = await readFile(join(runDir, 'skill', 'SKILL.md'), 'utf8');
+    t.match(skillMd, /^# echo-both/, 'the original instructions come first');
+    t.match(skillMd, /<ASK_USER_YAML>[\s\S]*prompt:[\s\S]*kind:[\s\S]*options:[\s\S]*<\/ASK_USER_YAML>/, 'TP-5 the hint block with prompt, kind and options');
+    t.match(skillMd, /\bask\b/i, 'TP-5 asking is invited');
+    t.match(skillMd, /one question per turn/i, 'TP-5 one question per turn');
+    t.notMatch(skillMd, /(do not|don't|never|must not|should not|cannot)\s+ask/i, 'TP-7 no "do not ask" text');
+    t.notMatch(skillMd, /Nobody is available|unattended/i, 'TP-7 the auto patch is absent');
+    t.match(skillMd, join(runDir, 'workspace', 'artifacts'), 'TP-6 artifact redirection in interactive mode too');
+    t.match(skillMd, /"__SKILL_DONE__": true/, 'the completion contract is there');
+  });
 });
 
 t.test('LC-14 D-8 interactive: done marker + invalid output -> failed OUTPUT_INVALID, never waiting_user', async (t) => {
-  await Promise.all(
-    ENGINE_NAMES.map(async (engine) => {
-      const created = await create(client, { engine, input: { scenario: 'marker_invalid' } });
-      const trail = await EventTrail.follow(daemon, created.job_id);
-      const done = (await waitForStatus(client, created.job_id)) as Job;
-      t.equal(done.status, 'failed', `${engine}: failed`);
-      t.equal(done.error?.code, 'OUTPUT_INVALID', `${engine}: OUTPUT_INVALID`);
-      t.equal(done.attempt, 1, `${engine}: no further turn`);
-      t.same(trail.statuses, ['queued', 'running', 'failed'], `${engine}: no fallback to waiting_user`);
-      t.same(trail.of('input_required'), [], `${engine}: no input_required`);
-      t.equal(await pendingOf(created.job_id), null, `${engine}: no pending`);
-      t.match(await resultOf(created.job_id), { status: 'failed', output: null, error: { code: 'OUTPUT_INVALID' } }, `${engine}: jobs/result`);
-    }),
-  );
+  const created = await create(client, { engine: 'gemini', input: { scenario: 'marker_invalid' } });
+  const trail = await EventTrail.follow(daemon, created.job_id);
+  const done = (await waitForStatus(client, created.job_id)) as Job;
+  t.equal(done.status, 'failed');
+  t.equal(done.error?.code, 'OUTPUT_INVALID');
+  t.equal(done.attempt, 1, 'no further turn');
+  t.same(trail.statuses, ['queued', 'running', 'failed'], 'no fallback to waiting_user');
+  t.same(trail.of('input_required'), [], 'no input_required');
+  t.equal(await pendingOf(created.job_id), null, 'no pending');
+  t.match(await resultOf(created.job_id), { status: 'failed', output: null, error: { code: 'OUTPUT_INVALID' } }, 'jobs/result');
 });
 
 t.test('LC-15 API-16 D-7 interactive: no marker + valid output -> succeeded with warning INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER in jobs/get, jobs/result and the audit record', async (t) => {
-  await Promise.all(
-    ENGINE_NAMES.map(async (engine) => {
-      const created = await create(client, { engine, input: { scenario: 'ok_plain', emit: { greeting: 'soft' } } });
-      const trail = await EventTrail.follow(daemon, created.job_id);
-      const done = (await waitForStatus(client, created.job_id)) as Job;
-      t.equal(done.status, 'succeeded', `${engine}: succeeded (${JSON.stringify(done.error)})`);
-      t.same(done.warnings, ['INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'], `${engine}: jobs/get warning`);
-      const result = await resultOf(created.job_id);
-      t.same(result.output, { greeting: 'soft' }, `${engine}: output`);
-      t.same(result.warnings, ['INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'], `${engine}: jobs/result warning`);
-      t.same((await resultFile(created.job_id)).warnings, ['INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'], `${engine}: result.json warning`);
-      t.ok(trail.of('warning').some((e) => e.data['code'] === 'INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'), `${engine}: warning event`);
-      t.same(trail.statuses, ['queued', 'running', 'succeeded'], `${engine}: never waiting`);
-    }),
-  );
+  const created = await create(client, { engine: 'iflow', input: { scenario: 'ok_plain', emit: { greeting: 'soft' } } });
+  const trail = await EventTrail.follow(daemon, created.job_id);
+  const done = (await waitForStatus(client, created.job_id)) as Job;
+  t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+  t.same(done.warnings, ['INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'], 'jobs/get warning');
+  const result = await resultOf(created.job_id);
+  t.same(result.output, { greeting: 'soft' }, 'output');
+  t.same(result.warnings, ['INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'], 'jobs/result warning');
+  t.same((await resultFile(created.job_id)).warnings, ['INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'], 'result.json warning');
+  t.ok(trail.of('warning').some((e) => e.data['code'] === 'INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'), 'warning event');
+  t.same(trail.statuses, ['queued', 'running', 'succeeded'], 'never waiting');
 });
 
 t.test('LC-16 API-17 D-6 D-7 interactive-only (max_attempt 3), a turn that never gives evidence: waits at 1 and 2, fails INTERACTIVE_MAX_ATTEMPT_EXCEEDED at attempt 3', async (t) => {
   // 'text' never asks and never gives valid output: each turn is "no evidence", so only max_attempt ends it.
   // (No fake scenario asks more than twice: 'ask_twice' finishes on turn 3 with the marker, see the D-1 test.)
   await Promise.all(
-    (['codex', 'iflow'] as const).map(async (engine) => {
+    (['iflow'] as const).map(async (engine) => {
       const created = await create(client, { skill_id: 'interactive-only', engine, input: { scenario: 'text' } });
       t.equal(created.max_attempt, 3, `${engine}: the job carries the skill's max_attempt`);
       for (const attempt of [1, 2]) {
@@ -274,17 +261,62 @@ t.test('LC-17 D-6 echo-both declares no max_attempt: ask_twice asks twice and su
   await Promise.all([askTwice(), unbounded()]);
 });
 
-t.test('TP-5 TP-7 TP-6 the run\'s patched SKILL.md in interactive mode invites questions, shows the <ASK_USER_YAML> block and never says not to ask', async (t) => {
-  const created = await create(client, { engine: 'codex', input: { scenario: 'ok' } });
-  await waitForStatus(client, created.job_id);
-  const runDir = daemon.runDir(created.job_id);
-  const skillMd = await readFile(join(runDir, 'skill', 'SKILL.md'), 'utf8');
-  t.match(skillMd, /^# echo-both/, 'the original instructions come first');
-  t.match(skillMd, /<ASK_USER_YAML>[\s\S]*prompt:[\s\S]*kind:[\s\S]*options:[\s\S]*<\/ASK_USER_YAML>/, 'TP-5 the hint block with prompt, kind and options');
-  t.match(skillMd, /\bask\b/i, 'TP-5 asking is invited');
-  t.match(skillMd, /one question per turn/i, 'TP-5 one question per turn');
-  t.notMatch(skillMd, /(do not|don't|never|must not|should not|cannot)\s+ask/i, 'TP-7 no "do not ask" text');
-  t.notMatch(skillMd, /Nobody is available|unattended/i, 'TP-7 the auto patch is absent');
-  t.match(skillMd, join(runDir, 'workspace', 'artifacts'), 'TP-6 artifact redirection in interactive mode too');
-  t.match(skillMd, /"__SKILL_DONE__": true/, 'the completion contract is there');
+/**
+ * No fake scenario asks without a session id ('no_session' finishes like 'ok'), so for PR-15..PR-17
+ * each fake runs behind this filter, which deletes the session id from its output (codex
+ * `thread.started`, gemini `session_id`, iflow `session-id`) and passes everything else through.
+ */
+const STRIP_SESSION_ID = `
+import { spawn } from 'node:child_process';
+import readline from 'node:readline';
+const [fake, ...args] = process.argv.slice(2);
+const child = spawn(process.execPath, [fake, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+const drop = /"type":"thread\\.started"|"session_id":|"session-id":/;
+for (const [from, to] of [[child.stdout, process.stdout], [child.stderr, process.stderr]]) {
+  readline.createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => {
+    if (!drop.test(line)) to.write(line + '\\n');
+  });
+}
+child.on('close', (code) => { process.exitCode = code ?? 1; });
+`;
+
+t.test('PR-15 PR-16 PR-17 a turn that asks without a session id never enters waiting_user: failed SESSION_RESUME_FAILED', async (t) => {
+  const tools = await mkdtemp(join(tmpdir(), 'skilld-nosession-'));
+  const filter = join(tools, 'strip-session-id.mjs');
+  await writeFile(filter, STRIP_SESSION_ID);
+  // The resumable profile is forced (config `profile`) only to spare the probe's processes; the filter passes the probe as well.
+  const engines = Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [process.execPath, filter, join(FIXTURES, `fake-${name}.mjs`)], profile: 'resumable' }]));
+  const filtered = await TestDaemon.start({ config: { engines, max_concurrent: 4 } });
+  t.teardown(async () => {
+    await filtered.cleanup();
+    await rm(tools, { recursive: true, force: true });
+  });
+  const c = await filtered.client();
+  const ids = { codex: 'PR-15', gemini: 'PR-16', iflow: 'PR-17' } as const;
+  await Promise.all(
+    ENGINE_NAMES.map(async (engine) => {
+      const id = `${ids[engine]} ${engine}`;
+      const created = await create(c, { engine, input: { scenario: 'ask' } });
+      const trail = await EventTrail.follow(filtered, created.job_id);
+      t.equal(created.interactive_profile?.kind, 'resumable', `${id}: resumable profile`);
+      const done = (await waitForStatus(c, created.job_id)) as Job;
+      t.equal(done.status, 'failed', `${id}: failed`);
+      t.equal(done.error?.code, 'SESSION_RESUME_FAILED', `${id}: SESSION_RESUME_FAILED (${done.error?.message ?? ''})`);
+      t.equal(done.attempt, 1, `${id}: one turn`);
+      t.equal(done.session_handle, null, `${id}: no handle stored`);
+      t.equal(done.pending_interaction_id, null, `${id}: no pending id`);
+      const calls = await filtered.engineCalls(created.job_id);
+      t.equal(calls.length, 1, `${id}: no resume attempted`);
+      const engineSession = calls[0]?.session ?? '';
+      t.not(engineSession, '', `${id}: the engine had a session...`);
+      const attemptDir = join(filtered.runDir(created.job_id), 'attempts', '1');
+      const seen = (await readFile(join(attemptDir, 'stdout.log'), 'utf8')) + (await readFile(join(attemptDir, 'stderr.log'), 'utf8'));
+      t.notOk(seen.includes(engineSession), `${id}: ...but its id never reached the daemon`);
+      t.match(seen, 'Which city should I use?', `${id}: the question itself did`);
+      t.notOk(trail.statuses.includes('waiting_user'), `${id}: never waiting_user`);
+      t.same(trail.of('input_required'), [], `${id}: no input_required`);
+      t.same((await c.request<{ interactions: unknown[] }>('jobs/history', { job_id: created.job_id })).interactions, [], `${id}: no question recorded`);
+    }),
+  );
+  t.match(await c.request('daemon/status'), { slots: { used: 0, queued: 0 } }, 'no slot held');
 });

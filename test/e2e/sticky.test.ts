@@ -1,0 +1,94 @@
+import t from 'tap';
+import { join } from 'node:path';
+import { ENGINE_NAMES, FIXTURES, TestDaemon, alive, waitForFile, waitForStatus, type JobView } from '../helpers/daemon.js';
+
+// The fakes fail the resume probe with FAKE_ENGINE_NO_RESUME and keep reading stdin with FAKE_ENGINE_STICKY.
+const stickyEnv = { FAKE_ENGINE_NO_RESUME: '1', FAKE_ENGINE_STICKY: '1' };
+const engines = Object.fromEntries(ENGINE_NAMES.map((n) => [n, { command: [join(FIXTURES, `fake-${n}.mjs`)], env: stickyEnv }]));
+const daemon = await TestDaemon.start({ config: { max_concurrent: 2, kill_grace_ms: 300, engines } });
+t.teardown(() => daemon.cleanup());
+const client = await daemon.client();
+
+async function waitingJob(engine: string, extra: Record<string, unknown> = {}, scenario = 'ask'): Promise<{ job: JobView; pid: number }> {
+  const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: 'interactive', input: { scenario, emit: { greeting: 'g' } }, ...extra });
+  const job = await waitForStatus(client, created.job_id, ['waiting_user']);
+  const pid = Number(await waitForFile(join(daemon.runDir(job.job_id), 'workspace', '.fake-engine', 'pid')));
+  return { job, pid };
+}
+
+t.test('PR-2 a failed resume probe gives sticky_process, and interactive jobs are still accepted', async (t) => {
+  const { engines: list } = await client.request<{ engines: Array<{ name: string; interactive_profile: { kind: string; reason: string } }> }>('engines/list');
+  for (const engine of list) {
+    t.equal(engine.interactive_profile.kind, 'sticky_process', engine.name);
+    t.match(engine.interactive_profile.reason, /resume probe failed/);
+  }
+  const { job } = await waitingJob('codex');
+  t.match(job, { interactive_profile: { kind: 'sticky_process' }, status: 'waiting_user' });
+  await client.request('jobs/cancel', { job_id: job.job_id });
+});
+
+for (const engine of ENGINE_NAMES) {
+  t.test(`${engine}: LC-5 PR-11 PR-12 a sticky job waits with its slot and live process; the reply reaches that same process`, async (t) => {
+    const before = Date.now();
+    const { job, pid } = await waitingJob(engine, { session_timeout_sec: 600 });
+    t.ok(alive(pid), 'LC-5 the engine process stays resident while waiting');
+    t.match(await client.request('daemon/status'), { slots: { used: 1 } }, 'LC-5 the slot is kept');
+    const deadline = Date.parse(job['wait_deadline_at'] as string);
+    t.ok(deadline >= before + 600_000 && deadline <= Date.now() + 600_000, 'PR-11 wait_deadline_at = now + session_timeout_sec');
+    await client.request('jobs/reply', { job_id: job.job_id, interaction_id: 1, response: 'Paris' });
+    const done = await waitForStatus(client, job.job_id);
+    t.equal(done.status, 'succeeded');
+    t.match(await client.request('jobs/result', { job_id: job.job_id }), { output: { greeting: 'g', reply: 'Paris' } });
+    const calls = await daemon.engineCalls(job.job_id);
+    t.same(calls.map((c) => c.pid), [pid, pid], 'PR-12 both turns ran in the same process');
+    t.equal(calls[1]?.prompt, 'Paris', 'the reply is the next turn');
+    t.match(await client.request('daemon/status'), { slots: { used: 0 } });
+  });
+}
+
+t.test('LC-6 LC-9 PR-13 a strict sticky wait past session_timeout_sec kills the process and fails INTERACTION_WAIT_TIMEOUT', async (t) => {
+  const { job, pid } = await waitingJob('gemini', { session_timeout_sec: 1 });
+  t.equal(job['interactive_require_user_reply'], true);
+  const failed = await waitForStatus(client, job.job_id);
+  t.match(failed, { status: 'failed', error: { code: 'INTERACTION_WAIT_TIMEOUT' } });
+  t.notOk(alive(pid), 'the process was stopped');
+  const late = await client.request('jobs/reply', { job_id: job.job_id, interaction_id: 1, response: 'too late' }).catch((e: { dataCode: string }) => e.dataCode);
+  t.equal(late, 'JOB_NOT_WAITING', 'a reply after the deadline is refused cleanly');
+  t.match(await client.request('daemon/status'), { slots: { used: 0 } });
+});
+
+t.test('LC-11 API-11 a non-strict sticky wait past its deadline writes the auto-decide instruction to the live process', async (t) => {
+  const { job, pid } = await waitingJob('iflow', { session_timeout_sec: 1, interactive_require_user_reply: false });
+  const done = await waitForStatus(client, job.job_id);
+  t.equal(done.status, 'succeeded');
+  const calls = await daemon.engineCalls(job.job_id);
+  t.same(calls.map((c) => c.pid), [pid, pid], 'the same process continued');
+  t.same(JSON.parse(calls[1]?.prompt ?? '{}'), { source: 'auto_decide_timeout', interaction_id: 1, instruction: 'The user did not reply in time. Continue with your best judgement based on the current context.' });
+  t.match(await client.request('jobs/history', { job_id: job.job_id }), { interactions: [{ interaction_id: 1, resolution_mode: 'auto_decide_timeout', replied_at: String }] });
+});
+
+t.test('PR-18 a sticky process that dies while its job waits fails the job with INTERACTION_PROCESS_LOST at once', async (t) => {
+  const { job, pid } = await waitingJob('codex', { session_timeout_sec: 600 });
+  process.kill(pid, 'SIGKILL');
+  const failed = await waitForStatus(client, job.job_id);
+  t.match(failed, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST' } });
+  t.match(await client.request('daemon/status'), { slots: { used: 0 } }, 'its slot is released');
+});
+
+t.test('cancel of a waiting sticky job stops its process and frees the slot', async (t) => {
+  const { job, pid } = await waitingJob('gemini');
+  t.match(await client.request('jobs/cancel', { job_id: job.job_id }), { status: 'canceled', accepted: true });
+  t.notOk(alive(pid));
+  t.match(await client.request('daemon/status'), { slots: { used: 0 } });
+});
+
+t.test('two sticky jobs waiting hold both slots; a third job queues until one ends', async (t) => {
+  const a = await waitingJob('codex');
+  const b = await waitingJob('iflow');
+  const queued = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'gemini', input: { emit: { greeting: 'later' } } });
+  t.match(await client.request('daemon/status'), { slots: { used: 2, queued: 1 } });
+  await client.request('jobs/reply', { job_id: a.job.job_id, interaction_id: 1, response: 'done' });
+  t.equal((await waitForStatus(client, queued.job_id)).status, 'succeeded');
+  await client.request('jobs/cancel', { job_id: b.job.job_id });
+  t.match(await client.request('daemon/status'), { slots: { used: 0, queued: 0 } });
+});
