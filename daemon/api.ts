@@ -8,6 +8,7 @@ import type { EngineCatalog } from './engines/info.js';
 import type { ProfileProbe } from './engines/probe.js';
 import type { CreateParams } from './jobs/create-request.js';
 import type { ReplyParams, Supervisor } from './jobs/supervisor.js';
+import type { JobQueries } from './jobs/queries.js';
 import { isTerminal, type JobStatus } from './jobs/states.js';
 import type { SkillRegistry } from './skills/registry.js';
 import { view } from './skills/registry.js';
@@ -28,6 +29,7 @@ export interface ApiDeps {
   engines: EngineCatalog;
   probe: ProfileProbe;
   supervisor: Supervisor;
+  queries: JobQueries;
   subscriptions: Subscriptions;
 }
 
@@ -62,10 +64,10 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       return d.store.listJobs({ ...p, limit: p.limit ?? 50 });
     },
     'jobs/cancel': (params) => d.supervisor.cancel((params as { job_id: string }).job_id),
-    'jobs/pending': (params) => d.supervisor.pending((params as { job_id: string }).job_id),
+    'jobs/pending': (params) => d.queries.pending((params as { job_id: string }).job_id),
     'jobs/reply': (params) => d.supervisor.reply(params as ReplyParams),
-    'jobs/history': (params) => d.supervisor.history((params as { job_id: string }).job_id),
-    'jobs/result': (params) => d.supervisor.result((params as { job_id: string }).job_id),
+    'jobs/history': (params) => d.queries.history((params as { job_id: string }).job_id),
+    'jobs/result': (params) => d.queries.result((params as { job_id: string }).job_id),
     'jobs/logs': (params) => readLogs(d.supervisor, params as { job_id: string; attempt?: number; stream?: 'stdout' | 'stderr'; offset?: number }),
     'jobs/subscribe': (params, conn) => {
       const p = params as { job_id?: string; after_seq?: number };

@@ -12,6 +12,7 @@ import { ProfileProbe } from './engines/probe.js';
 import { runShort } from './process/run-short.js';
 import { EventLog } from './jobs/events.js';
 import { Supervisor } from './jobs/supervisor.js';
+import { JobQueries } from './jobs/queries.js';
 import type { Logger } from './logger.js';
 import { createSpawner } from './process/spawn.js';
 import { notifySystemd } from './notify.js';
@@ -54,7 +55,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     profileFor: (name) => probe.profileFor(name),
   });
   const subscriptions = new Subscriptions(events);
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, store, pool, skills, engines, probe, supervisor, subscriptions });
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, store, pool, skills, engines, probe, supervisor, queries: new JobQueries(store, runsDir), subscriptions });
   const server = new RpcServer(new Dispatcher(bindMethods(api), (method, error) => logger.error({ method, err: error }, 'internal error in method')));
   const watcher = await SkillWatcher.start(
     config.skills_dirs,

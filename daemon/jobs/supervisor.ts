@@ -1,32 +1,31 @@
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { SkilldError, type WarningCode } from '../../rpc/errors.js';
+import { SkilldError } from '../../rpc/errors.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { ENGINES } from '../engines/registry.js';
 import type { Logger } from '../logger.js';
-import type { Spawner } from '../process/spawn.js';
+import type { ExitInfo, Spawner } from '../process/spawn.js';
+import { stopSurvivors } from '../process/survivors.js';
 import { loadSkill, type SkillDefinition } from '../skills/manifest.js';
 import type { SkillRegistry } from '../skills/registry.js';
 import type { SlotPool } from '../slots/pool.js';
 import type { Store } from '../store/store.js';
-import { planCreate, type CreateParams } from './create-request.js';
+import { planCreate, type CreateParams, type CreatePlan } from './create-request.js';
+import { Deadlines } from './deadlines.js';
 import type { EventLog } from './events.js';
 import { decideTurn, type GateDecision, type Pending } from './gate.js';
-import type { EngineName, InteractiveProfile, Job, JobError } from './job.js';
-import { KeyedLock } from './keyed-lock.js';
-import { patchSkillMd } from './prompt.js';
-import { Deadlines } from './deadlines.js';
 import { autoDecideResponse, isRepeatedReply, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
-import { planTurn } from './turn-plan.js';
-import { RunFolder } from './run-folder.js';
+import type { EngineName, InteractiveProfile, Job } from './job.js';
+import { KeyedLock } from './keyed-lock.js';
+import { Launcher } from './launcher.js';
+import { newJob } from './new-job.js';
+import { patchSkillMd, replyPrompt } from './prompt.js';
+import { JobQueries } from './queries.js';
+import type { RunFolder } from './run-folder.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
-import { startTurn, type TurnHandle, type TurnReport } from './turn.js';
-import { StickySession } from './sticky-session.js';
-import type { ExitInfo } from '../process/spawn.js';
-import { readStat } from '../process/proc.js';
-import { stopSurvivors } from '../process/survivors.js';
-import { replyPrompt } from './prompt.js';
+import type { StickySession } from './sticky-session.js';
+import { planTurn } from './turn-plan.js';
+import type { TurnHandle, TurnReport } from './turn.js';
 
 export interface SupervisorDeps {
   store: Store;
@@ -50,16 +49,12 @@ export interface ReplyParams {
   idempotency_key?: string;
 }
 
-/** What a job's result file holds once it is terminal. */
-export interface JobResultFile {
-  output: Record<string, unknown> | null;
-  warnings: WarningCode[];
-  error: JobError | null;
-}
-
 /**
- * Runs jobs: queues them for slots, runs their turns, applies the gate. `apply` is the only code
- * that changes a job's status; every change is persisted, logged, then announced.
+ * Runs jobs: queues them for slots, runs their turns, applies the gate, takes replies and
+ * enforces deadlines. `apply` is the only code that changes a job's status; every change is
+ * persisted, logged, then announced. The file is larger than most on purpose: every decision
+ * that moves a job lives here, under one per-job lock, so that races (a reply against a
+ * deadline, a cancel against a turn's end) have exactly one place to be decided.
  */
 export class Supervisor {
   readonly #d: SupervisorDeps;
@@ -69,53 +64,44 @@ export class Supervisor {
   readonly #skills = new Map<string, SkillDefinition>();
   readonly #settleWaiters = new Map<string, Array<() => void>>();
   readonly #deadlines: Deadlines;
+  readonly #queries: JobQueries;
+  readonly #launcher: Launcher;
+  #creating = 0;
   #closing = false;
 
   constructor(deps: SupervisorDeps) {
     this.#d = deps;
+    this.#queries = new JobQueries(deps.store, deps.runsDir);
+    this.#launcher = new Launcher(deps);
     this.#deadlines = new Deadlines(deps.clock, (jobId) => this.#onDeadline(jobId));
   }
 
   get(jobId: string): Job {
-    const job = this.#d.store.getJob(jobId);
-    if (job === undefined) throw new SkilldError('JOB_NOT_FOUND', `no job "${jobId}"`);
-    return job;
+    return this.#queries.get(jobId);
   }
 
   runFolder(jobId: string): RunFolder {
-    return new RunFolder(this.#d.runsDir, jobId);
+    return this.#queries.folder(jobId);
   }
 
   async create(params: CreateParams): Promise<Job> {
-    const { config, store, clock } = this.#d;
+    const { config, store } = this.#d;
     const plan = planCreate(params, this.#d.skills);
-    if (store.countByStatus().queued >= config.max_queue) throw new SkilldError('QUEUE_FULL', `${config.max_queue} jobs are already queued (max_queue)`);
+    // Jobs still being created count too, so that concurrent requests cannot overfill the queue.
+    if (store.countByStatus().queued + this.#creating >= config.max_queue) throw new SkilldError('QUEUE_FULL', `${config.max_queue} jobs are already queued (max_queue)`);
+    this.#creating += 1;
+    try {
+      return await this.#createPlanned(plan, params);
+    } finally {
+      this.#creating -= 1;
+    }
+  }
+
+  async #createPlanned(plan: CreatePlan, params: CreateParams): Promise<Job> {
+    const { config, store, clock } = this.#d;
     const profile = plan.mode === 'interactive' ? await this.#d.profileFor(plan.engine) : null;
-    const now = clock.now().toISOString();
-    const job: Job = {
-      job_id: newJobId(clock.now()),
-      skill_id: plan.skill.id,
-      skill_version: plan.skill.version,
-      engine: plan.engine,
-      execution_mode: plan.mode,
-      status: 'queued',
-      interactive_require_user_reply: params.interactive_require_user_reply ?? true,
-      session_timeout_sec: params.session_timeout_sec ?? config.session_timeout_sec,
-      hard_timeout_sec: params.hard_timeout_sec ?? config.hard_timeout_sec,
-      model: params.model ?? null,
-      interactive_profile: profile,
-      attempt: 0,
-      max_attempt: plan.mode === 'interactive' ? plan.skill.max_attempt : null,
-      pending_interaction_id: null,
-      wait_deadline_at: null,
-      session_handle: null,
-      warnings: [],
-      error: null,
-      created_at: now,
-      updated_at: now,
-      started_at: null,
-      finished_at: null,
-    };
+    const job = newJob(plan, params, config, profile, clock.now());
+
     const folder = this.runFolder(job.job_id);
     await folder.create(plan.skill.files, { input: plan.input, parameter: plan.parameter, model: job.model });
     const original = await readFile(folder.skillMd, 'utf8');
@@ -146,13 +132,6 @@ export class Supervisor {
     if (accepted) await settled;
     const job = this.get(jobId);
     return { job_id: jobId, status: job.status, accepted };
-  }
-
-  async result(jobId: string): Promise<{ job_id: string; status: string; output: unknown; artifacts: string[]; warnings: WarningCode[]; error: JobError | null }> {
-    const job = this.get(jobId);
-    const folder = this.runFolder(jobId);
-    const saved = isTerminal(job.status) ? await folder.readResult<JobResultFile>() : null;
-    return { job_id: jobId, status: job.status, output: saved?.output ?? null, artifacts: await folder.listArtifacts(), warnings: job.warnings, error: job.error };
   }
 
   /** SPEC §9, run before the socket accepts: nothing stays `running` without a process. */
@@ -230,33 +209,9 @@ export class Supervisor {
     const attempt = job.attempt + 1;
     await this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString() });
     await folder.startAttempt(attempt, plan.prompt);
-    const spec = {
-      argv: plan.argv,
-      cwd: folder.workspace,
-      env: this.#d.engineEnv(job.engine),
-      logs: { stdout: folder.logFile(attempt, 'stdout'), stderr: folder.logFile(attempt, 'stderr') },
-      onOutput: (stream: 'stdout' | 'stderr', text: string) => this.#d.events.emit(jobId, 'output', { stream, text }),
-    };
-    let turn: TurnHandle;
-    if (job.interactive_profile?.kind === 'sticky_process') {
-      const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, onLost: (exit) => this.#onStickyLost(jobId, exit) });
-      this.#sessions.set(jobId, session);
-      turn = session.turn(adapter.newParser(), job.hard_timeout_sec * 1000, null, null);
-      await this.#recordProcess(jobId, session.pid, session.exited);
-    } else {
-      turn = startTurn(this.#d.spawner, this.#d.clock, { ...spec, parser: adapter.newParser(), hardTimeoutMs: job.hard_timeout_sec * 1000, resuming: plan.resuming });
-      await this.#recordProcess(jobId, turn.pid, turn.done);
-    }
+    const { turn, session } = await this.#launcher.launch(job, attempt, plan, folder, (exit) => this.#onStickyLost(jobId, exit));
+    if (session !== null) this.#sessions.set(jobId, session);
     this.#watchTurn(jobId, attempt, turn, skill, plan.resuming);
-  }
-
-  /** Records the engine process for restart recovery until it has exited. */
-  async #recordProcess(jobId: string, pid: number | null, gone: Promise<unknown>): Promise<void> {
-    const stat = pid === null ? null : readStat(pid);
-    if (pid === null || stat === null) return;
-    const recorded = this.#d.store.putProcess({ job_id: jobId, pid, pgid: pid, start_time: stat.startTime });
-    void Promise.all([recorded, gone.catch(() => undefined)]).then(() => this.#d.store.removeProcess(pid));
-    await recorded;
   }
 
   #watchTurn(jobId: string, attempt: number, turn: TurnHandle, skill: SkillDefinition, resuming: boolean): void {
@@ -274,9 +229,7 @@ export class Supervisor {
     const folder = this.runFolder(job.job_id);
     const prompt = replyPrompt(response);
     await folder.startAttempt(attempt, prompt);
-    const line = `${JSON.stringify({ type: 'user', message: { role: 'user', content: prompt } })}\n`;
-    const logs = { stdout: folder.logFile(attempt, 'stdout'), stderr: folder.logFile(attempt, 'stderr') };
-    const turn = session.turn(ENGINES[job.engine].newParser(), job.hard_timeout_sec * 1000, line, logs);
+    const turn = this.#launcher.nextStickyTurn(job, attempt, session, prompt, folder);
     this.#watchTurn(job.job_id, attempt, turn, await this.#skillOf(job), false);
     return next;
   }
@@ -396,20 +349,6 @@ export class Supervisor {
       .catch((error: unknown) => this.#internalError(jobId, error));
   }
 
-  /** jobs/pending: the persisted pending interaction while the job waits. */
-  async pending(jobId: string): Promise<{ job_id: string; status: string; pending: Pending | null }> {
-    const job = this.get(jobId);
-    const pending = job.status === 'waiting_user' ? await this.runFolder(jobId).readPending<Pending>() : null;
-    return { job_id: jobId, status: job.status, pending };
-  }
-
-  /** jobs/history: every ask/reply round (LC-7). */
-  async history(jobId: string): Promise<{ job_id: string; interactions: Array<Omit<Interaction, 'idempotency_key'>> }> {
-    this.get(jobId);
-    const interactions = (await this.runFolder(jobId).readHistory<Interaction>()).map(({ idempotency_key: _key, ...round }) => round);
-    return { job_id: jobId, interactions };
-  }
-
   /** The only writer of job status: checks the table, persists, logs, then announces. */
   async #apply(job: Job, event: JobEvent, patch: Partial<Job>): Promise<Job> {
     const to = nextStatus(job.status, event);
@@ -471,9 +410,4 @@ export class Supervisor {
       })
       .catch((nested: unknown) => this.#d.logger.error({ job_id: jobId, err: nested }, 'could not fail job after internal error'));
   }
-}
-
-/** Sortable ids: creation time in base 36, then randomness. */
-export function newJobId(now: Date): string {
-  return `job-${now.getTime().toString(36).padStart(9, '0')}-${randomBytes(5).toString('hex')}`;
 }

@@ -1,0 +1,71 @@
+import type { Clock } from '../clock.js';
+import { ENGINES } from '../engines/registry.js';
+import { readStat } from '../process/proc.js';
+import type { ExitInfo, Spawner } from '../process/spawn.js';
+import type { Store } from '../store/store.js';
+import type { EventLog } from './events.js';
+import type { EngineName, Job } from './job.js';
+import type { RunFolder } from './run-folder.js';
+import { StickySession } from './sticky-session.js';
+import type { TurnPlan } from './turn-plan.js';
+import { startTurn, type TurnHandle } from './turn.js';
+
+export interface LauncherDeps {
+  spawner: Spawner;
+  clock: Clock;
+  store: Store;
+  events: EventLog;
+  engineEnv(name: EngineName): Record<string, string>;
+}
+
+/**
+ * Starts engine processes for turns: a per-turn process, or a sticky session that lives across
+ * turns. Every process is recorded in the store while it runs, for restart recovery.
+ */
+export class Launcher {
+  readonly #d: LauncherDeps;
+
+  constructor(deps: LauncherDeps) {
+    this.#d = deps;
+  }
+
+  /** The first process of a turn; a sticky job gets a session that also serves its later turns. */
+  async launch(job: Job, attempt: number, plan: TurnPlan, folder: RunFolder, onLost: (exit: ExitInfo) => void): Promise<{ turn: TurnHandle; session: StickySession | null }> {
+    const adapter = ENGINES[job.engine];
+    const spec = {
+      argv: plan.argv,
+      cwd: folder.workspace,
+      env: this.#d.engineEnv(job.engine),
+      logs: logsOf(folder, attempt),
+      onOutput: (stream: 'stdout' | 'stderr', text: string) => this.#d.events.emit(job.job_id, 'output', { stream, text }),
+    };
+    const hardTimeoutMs = job.hard_timeout_sec * 1000;
+    if (job.interactive_profile?.kind === 'sticky_process') {
+      const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, onLost });
+      const turn = session.turn(adapter.newParser(), hardTimeoutMs, null, null);
+      await this.#record(job.job_id, session.pid, session.exited);
+      return { turn, session };
+    }
+    const turn = startTurn(this.#d.spawner, this.#d.clock, { ...spec, parser: adapter.newParser(), hardTimeoutMs, resuming: plan.resuming });
+    await this.#record(job.job_id, turn.pid, turn.done);
+    return { turn, session: null };
+  }
+
+  /** A sticky job's next turn: the reply goes to the live process's stdin as one user line (PR-12). */
+  nextStickyTurn(job: Job, attempt: number, session: StickySession, prompt: string, folder: RunFolder): TurnHandle {
+    const line = `${JSON.stringify({ type: 'user', message: { role: 'user', content: prompt } })}\n`;
+    return session.turn(ENGINES[job.engine].newParser(), job.hard_timeout_sec * 1000, line, logsOf(folder, attempt));
+  }
+
+  async #record(jobId: string, pid: number | null, gone: Promise<unknown>): Promise<void> {
+    const stat = pid === null ? null : readStat(pid);
+    if (pid === null || stat === null) return;
+    const recorded = this.#d.store.putProcess({ job_id: jobId, pid, pgid: pid, start_time: stat.startTime });
+    void Promise.all([recorded, gone.catch(() => undefined)]).then(() => this.#d.store.removeProcess(pid));
+    await recorded;
+  }
+}
+
+function logsOf(folder: RunFolder, attempt: number): Record<'stdout' | 'stderr', string> {
+  return { stdout: folder.logFile(attempt, 'stdout'), stderr: folder.logFile(attempt, 'stderr') };
+}

@@ -1,0 +1,38 @@
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../config.js';
+import type { CreateParams, CreatePlan } from './create-request.js';
+import type { InteractiveProfile, Job } from './job.js';
+
+/** Sortable ids: creation time in base 36, then randomness. */
+export function newJobId(now: Date): string {
+  return `job-${now.getTime().toString(36).padStart(9, '0')}-${randomBytes(5).toString('hex')}`;
+}
+
+/** The record of a job just created: queued, no attempt yet, limits from the request or the config. */
+export function newJob(plan: CreatePlan, params: CreateParams, config: Config, profile: InteractiveProfile | null, now: Date): Job {
+  const at = now.toISOString();
+  return {
+    job_id: newJobId(now),
+    skill_id: plan.skill.id,
+    skill_version: plan.skill.version,
+    engine: plan.engine,
+    execution_mode: plan.mode,
+    status: 'queued',
+    interactive_require_user_reply: params.interactive_require_user_reply ?? true,
+    session_timeout_sec: params.session_timeout_sec ?? config.session_timeout_sec,
+    hard_timeout_sec: params.hard_timeout_sec ?? config.hard_timeout_sec,
+    model: params.model ?? null,
+    interactive_profile: profile,
+    attempt: 0,
+    max_attempt: plan.mode === 'interactive' ? plan.skill.max_attempt : null,
+    pending_interaction_id: null,
+    wait_deadline_at: null,
+    session_handle: null,
+    warnings: [],
+    error: null,
+    created_at: at,
+    updated_at: at,
+    started_at: null,
+    finished_at: null,
+  };
+}

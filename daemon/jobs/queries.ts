@@ -1,0 +1,56 @@
+import { SkilldError, type WarningCode } from '../../rpc/errors.js';
+import type { Store } from '../store/store.js';
+import type { Pending } from './gate.js';
+import type { Interaction } from './interactions.js';
+import type { Job, JobError } from './job.js';
+import { RunFolder } from './run-folder.js';
+import { isTerminal } from './states.js';
+
+/** What a job's result file holds once it is terminal. */
+export interface JobResultFile {
+  output: Record<string, unknown> | null;
+  warnings: WarningCode[];
+  error: JobError | null;
+}
+
+/** Read-only views of a job and its run folder: result, pending, history. */
+export class JobQueries {
+  readonly #store: Store;
+  readonly #runsDir: string;
+
+  constructor(store: Store, runsDir: string) {
+    this.#store = store;
+    this.#runsDir = runsDir;
+  }
+
+  get(jobId: string): Job {
+    const job = this.#store.getJob(jobId);
+    if (job === undefined) throw new SkilldError('JOB_NOT_FOUND', `no job "${jobId}"`);
+    return job;
+  }
+
+  folder(jobId: string): RunFolder {
+    return new RunFolder(this.#runsDir, jobId);
+  }
+
+  async result(jobId: string): Promise<{ job_id: string; status: string; output: unknown; artifacts: string[]; warnings: WarningCode[]; error: JobError | null }> {
+    const job = this.get(jobId);
+    const folder = this.folder(jobId);
+    const saved = isTerminal(job.status) ? await folder.readResult<JobResultFile>() : null;
+    return { job_id: jobId, status: job.status, output: saved?.output ?? null, artifacts: await folder.listArtifacts(), warnings: job.warnings, error: job.error };
+  }
+
+  /** jobs/pending: the persisted pending interaction while the job waits. */
+  async pending(jobId: string): Promise<{ job_id: string; status: string; pending: Pending | null }> {
+    const job = this.get(jobId);
+    const pending = job.status === 'waiting_user' ? await this.folder(jobId).readPending<Pending>() : null;
+    return { job_id: jobId, status: job.status, pending };
+  }
+
+  /** jobs/history: every ask/reply round (LC-7). */
+  async history(jobId: string): Promise<{ job_id: string; interactions: Array<Omit<Interaction, 'idempotency_key'>> }> {
+    this.get(jobId);
+    const interactions = (await this.folder(jobId).readHistory<Interaction>()).map(({ idempotency_key: _key, ...round }) => round);
+    return { job_id: jobId, interactions };
+  }
+}
