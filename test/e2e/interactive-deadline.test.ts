@@ -63,12 +63,15 @@ async function replayAll(daemon: TestDaemon, jobId: string): Promise<JobEvent[]>
   return events;
 }
 
-// One daemon for the file; the last test restarts it on the same state dir.
+// One daemon for the file; the last test restarts it on the same state dir once the others are
+// done. The tests run side by side: most of their time is spent waiting for deadlines.
+t.jobs = 3;
+const beforeRestart: Array<Promise<unknown>> = [];
 let daemon = await TestDaemon.start();
 t.teardown(() => daemon.cleanup());
 const client = await daemon.client();
 
-t.test('API-7 LC-8 API-8 LC-10 API-11 strict by default waits with no deadline, even past session_timeout_sec; non-strict sends the auto-decide reply at its deadline and resumes', async (t) => {
+beforeRestart.push(t.test('API-7 LC-8 API-8 LC-10 API-11 strict by default waits with no deadline, even past session_timeout_sec; non-strict sends the auto-decide reply at its deadline and resumes', async (t) => {
   const strict = await createInteractive(client, 'codex', { session_timeout_sec: 1, input: { scenario: 'ask' } });
   t.equal(strict.interactive_require_user_reply, true, 'API-7 interactive_require_user_reply defaults to true');
   const strictWaiting = await untilWaiting(client, strict.job_id);
@@ -111,9 +114,9 @@ t.test('API-7 LC-8 API-8 LC-10 API-11 strict by default waits with no deadline, 
   t.match(await historyOf(client, strict.job_id), [{ interaction_id: 1, response: null, resolution_mode: null, replied_at: null }], 'LC-8 no reply recorded');
   await client.request('jobs/reply', { job_id: strict.job_id, interaction_id: 1, response: 'Paris' });
   t.equal((await waitForStatus(client, strict.job_id)).status, 'succeeded', 'LC-8 a reply still resumes it');
-});
+}));
 
-t.test('LC-10 a non-strict wait answered before its deadline is a user reply, and the deadline does not fire afterwards', async (t) => {
+beforeRestart.push(t.test('LC-10 a non-strict wait answered before its deadline is a user reply, and the deadline does not fire afterwards', async (t) => {
   const job = await createInteractive(client, 'iflow', { session_timeout_sec: 1, interactive_require_user_reply: false, input: { scenario: 'ask_twice' } });
   const first = await untilWaiting(client, job.job_id);
   t.not(first.wait_deadline_at, null);
@@ -129,18 +132,20 @@ t.test('LC-10 a non-strict wait answered before its deadline is a user reply, an
     { interaction_id: 2, response: { source: 'auto_decide_timeout', interaction_id: 2, instruction: INSTRUCTION }, resolution_mode: 'auto_decide_timeout' },
   ]);
   t.equal((await daemon.engineCalls(job.job_id)).length, 3, 'exactly one resume per round');
-});
+}));
 
 t.test('PR-3 LC-8 LC-10 waiting resumable jobs across a daemon restart (SIGTERM, then a new daemon on the same state dir)', async (t) => {
   const first = daemon;
   const c1 = client;
   const strict = await createInteractive(c1, 'codex', { input: { scenario: 'ask', emit: { greeting: 'after restart' } } });
-  const lenient = await createInteractive(c1, 'iflow', { session_timeout_sec: 2, interactive_require_user_reply: false, input: { scenario: 'ask_plain' } });
   const strictBefore = await untilWaiting(c1, strict.job_id);
-  const lenientBefore = await untilWaiting(c1, lenient.job_id);
   t.equal(strictBefore.status, 'waiting_user');
-  t.equal(lenientBefore.status, 'waiting_user');
   const pendingBefore = await c1.request('jobs/pending', { job_id: strict.job_id });
+  await Promise.all(beforeRestart);
+  // Created last, so that its deadline is still ahead when the daemon stops.
+  const lenient = await createInteractive(c1, 'iflow', { session_timeout_sec: 2, interactive_require_user_reply: false, input: { scenario: 'ask_plain' } });
+  const lenientBefore = await untilWaiting(c1, lenient.job_id);
+  t.equal(lenientBefore.status, 'waiting_user');
   t.equal(await first.stop(), 0, 'the first daemon stopped cleanly');
   const stoppedAt = Date.now();
   t.ok(stoppedAt < Date.parse(lenientBefore.wait_deadline_at ?? ''), 'the first daemon stopped before the non-strict deadline');

@@ -32,15 +32,34 @@ interface JobEvent {
 /** Every event of one job, from seq 1 on (replay, then live), on its own connection. */
 class EventTrail {
   readonly #bySeq = new Map<number, JobEvent>();
+  readonly #wakers = new Set<() => void>();
   static async follow(daemon: TestDaemon, jobId: string): Promise<EventTrail> {
     const trail = new EventTrail();
     const c = await daemon.client();
     c.on('job/event', (params) => {
       const event = params as JobEvent;
-      if (event.job_id === jobId) trail.#bySeq.set(event.seq, event);
+      if (event.job_id !== jobId) return;
+      trail.#bySeq.set(event.seq, event);
+      for (const wake of trail.#wakers) wake();
     });
     await c.request('jobs/subscribe', { job_id: jobId, after_seq: 0 });
     return trail;
+  }
+  /** Resolves once an event matching `test` has arrived on this trail's own connection. */
+  async until(test: (event: JobEvent) => boolean): Promise<void> {
+    while (!this.events.some(test)) {
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          this.#wakers.delete(wake);
+          resolve();
+        };
+        this.#wakers.add(wake);
+      });
+    }
+  }
+  /** Resolves once the job's `finished` event has arrived. */
+  finished(): Promise<void> {
+    return this.until((e) => e.type === 'finished');
   }
   get events(): JobEvent[] {
     return [...this.#bySeq.values()].sort((a, b) => a.seq - b.seq);
@@ -79,7 +98,7 @@ async function resultFile(jobId: string): Promise<{ status: string; warnings: st
   return JSON.parse(await readFile(join(daemon.runDir(jobId), 'result.json'), 'utf8')) as { status: string; warnings: string[]; error: { code: string } | null };
 }
 
-t.test('LC-1 API-15 API-3 D-5 no ask_user hint (ask_plain): waiting_user with a persisted open_text pending whose id is the attempt; the reply loop finishes the job', async (t) => {
+t.test('LC-1 API-15 API-3 D-5 no ask_user hint (ask_plain): waiting_user with an open_text pending whose id is the attempt (its survival of a restart: interactive-deadline); the reply loop finishes the job', async (t) => {
   await Promise.all(
     ENGINE_NAMES.map(async (engine) => {
       const created = await create(client, { engine, input: { scenario: 'ask_plain', emit: { greeting: engine } } });
@@ -92,12 +111,11 @@ t.test('LC-1 API-15 API-3 D-5 no ask_user hint (ask_plain): waiting_user with a 
       t.same(waiting.warnings, [], `${engine}: no warning for a plain question`);
       const pending = await pendingOf(created.job_id);
       t.same(pending, { interaction_id: 1, prompt: 'Which city should I use?', kind: 'open_text' }, `${engine}: prompt is the last assistant message, kind open_text, no options`);
-      const persisted = JSON.parse(await readFile(join(daemon.runDir(created.job_id), 'pending.json'), 'utf8')) as Pending;
-      t.same(persisted, pending, `${engine}: the pending is persisted in the run folder`);
       await reply(created.job_id, pending?.interaction_id ?? -1, 'Paris');
       const done = await waitForStatus(client, created.job_id);
       t.equal(done.status, 'succeeded', `${engine}: the reply finishes the job (${JSON.stringify(done.error)})`);
       t.same((await resultOf(created.job_id)).output, { greeting: engine, reply: 'Paris' }, `${engine}: the reply reached the agent`);
+      await trail.finished();
       t.same(trail.statuses, ['queued', 'running', 'waiting_user', 'queued', 'running', 'succeeded'], `${engine}: status sequence`);
     }),
   );
@@ -112,6 +130,7 @@ t.test('LC-2 D-4 API-3 D-5 a malformed <ASK_USER_YAML> block: waiting_user with 
       t.equal(waiting.status, 'waiting_user', `${engine}: still waiting_user (${JSON.stringify(waiting.error)})`);
       t.same(waiting.error, null, `${engine}: not failed`);
       t.same(waiting.warnings, ['ASK_USER_MALFORMED'], `${engine}: warning ASK_USER_MALFORMED on the job`);
+      await trail.until((e) => e.type === 'input_required');
       t.ok(trail.of('warning').some((e) => e.data['code'] === 'ASK_USER_MALFORMED'), `${engine}: a warning event says so`);
       const pending = await pendingOf(created.job_id);
       t.same(pending, { interaction_id: 1, prompt: 'Which city?', kind: 'open_text' }, `${engine}: fallback prompt without the hint block, kind open_text`);
@@ -135,6 +154,7 @@ t.test('LC-13 D-1 TP-2 interactive: done marker + valid output -> succeeded at o
   const result = await resultOf(created.job_id);
   t.same(result.output, { greeting: 'done' }, 'output without the marker');
   t.same(result.warnings, [], 'jobs/result has no warning');
+  await trail.finished();
   t.same(trail.statuses, ['queued', 'running', 'succeeded'], 'never waiting');
   t.same(trail.of('input_required'), [], 'no input_required');
 
@@ -159,6 +179,7 @@ t.test('LC-14 D-8 interactive: done marker + invalid output -> failed OUTPUT_INV
   t.equal(done.status, 'failed');
   t.equal(done.error?.code, 'OUTPUT_INVALID');
   t.equal(done.attempt, 1, 'no further turn');
+  await trail.finished();
   t.same(trail.statuses, ['queued', 'running', 'failed'], 'no fallback to waiting_user');
   t.same(trail.of('input_required'), [], 'no input_required');
   t.equal(await pendingOf(created.job_id), null, 'no pending');
@@ -175,6 +196,7 @@ t.test('LC-15 API-16 D-7 interactive: no marker + valid output -> succeeded with
   t.same(result.output, { greeting: 'soft' }, 'output');
   t.same(result.warnings, ['INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'], 'jobs/result warning');
   t.same((await resultFile(created.job_id)).warnings, ['INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'], 'result.json warning');
+  await trail.finished();
   t.ok(trail.of('warning').some((e) => e.data['code'] === 'INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'), 'warning event');
   t.same(trail.statuses, ['queued', 'running', 'succeeded'], 'never waiting');
 });
@@ -182,28 +204,25 @@ t.test('LC-15 API-16 D-7 interactive: no marker + valid output -> succeeded with
 t.test('LC-16 API-17 D-6 D-7 interactive-only (max_attempt 3), a turn that never gives evidence: waits at 1 and 2, fails INTERACTIVE_MAX_ATTEMPT_EXCEEDED at attempt 3', async (t) => {
   // 'text' never asks and never gives valid output: each turn is "no evidence", so only max_attempt ends it.
   // (No fake scenario asks more than twice: 'ask_twice' finishes on turn 3 with the marker, see the D-1 test.)
-  await Promise.all(
-    (['iflow'] as const).map(async (engine) => {
-      const created = await create(client, { skill_id: 'interactive-only', engine, input: { scenario: 'text' } });
-      t.equal(created.max_attempt, 3, `${engine}: the job carries the skill's max_attempt`);
-      for (const attempt of [1, 2]) {
-        const waiting = await settleOrWait(created.job_id);
-        t.equal(waiting.status, 'waiting_user', `${engine}: waiting after turn ${attempt}`);
-        t.equal(waiting.attempt, attempt, `${engine}: attempt ${attempt}`);
-        t.same(await pendingOf(created.job_id), { interaction_id: attempt, prompt: 'I could not produce a JSON result.', kind: 'open_text' }, `${engine}: pending ${attempt}`);
-        await reply(created.job_id, attempt, `answer ${attempt}`);
-      }
-      const done = (await waitForStatus(client, created.job_id)) as Job;
-      t.equal(done.status, 'failed', `${engine}: failed`);
-      t.equal(done.error?.code, 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED', `${engine}: INTERACTIVE_MAX_ATTEMPT_EXCEEDED`);
-      t.equal(done.attempt, 3, `${engine}: at attempt 3`);
-      t.equal((await daemon.engineCalls(created.job_id)).length, 3, `${engine}: exactly 3 engine turns`);
-      t.match(await resultOf(created.job_id), { status: 'failed', output: null, error: { code: 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED' } }, `${engine}: visible in jobs/result`);
-      t.match(await resultFile(created.job_id), { status: 'failed', error: { code: 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED' } }, `${engine}: and in result.json`);
-      const history = await client.request<{ interactions: unknown[] }>('jobs/history', { job_id: created.job_id });
-      t.equal(history.interactions.length, 2, `${engine}: two answered rounds, no third question`);
-    }),
-  );
+  const engine = 'iflow';
+  const created = await create(client, { skill_id: 'interactive-only', engine, input: { scenario: 'text' } });
+  t.equal(created.max_attempt, 3, `${engine}: the job carries the skill's max_attempt`);
+  for (const attempt of [1, 2]) {
+    const waiting = await settleOrWait(created.job_id);
+    t.equal(waiting.status, 'waiting_user', `${engine}: waiting after turn ${attempt}`);
+    t.equal(waiting.attempt, attempt, `${engine}: attempt ${attempt}`);
+    t.same(await pendingOf(created.job_id), { interaction_id: attempt, prompt: 'I could not produce a JSON result.', kind: 'open_text' }, `${engine}: pending ${attempt}`);
+    await reply(created.job_id, attempt, `answer ${attempt}`);
+  }
+  const done = (await waitForStatus(client, created.job_id)) as Job;
+  t.equal(done.status, 'failed', `${engine}: failed`);
+  t.equal(done.error?.code, 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED', `${engine}: INTERACTIVE_MAX_ATTEMPT_EXCEEDED`);
+  t.equal(done.attempt, 3, `${engine}: at attempt 3`);
+  t.equal((await daemon.engineCalls(created.job_id)).length, 3, `${engine}: exactly 3 engine turns`);
+  t.match(await resultOf(created.job_id), { status: 'failed', output: null, error: { code: 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED' } }, `${engine}: visible in jobs/result`);
+  t.match(await resultFile(created.job_id), { status: 'failed', error: { code: 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED' } }, `${engine}: and in result.json`);
+  const history = await client.request<{ interactions: unknown[] }>('jobs/history', { job_id: created.job_id });
+  t.equal(history.interactions.length, 2, `${engine}: two answered rounds, no third question`);
 });
 
 t.test('D-1 D-6 interactive-only (max_attempt 3): the done marker at attempt 3 is strong evidence and beats the attempt limit; soft evidence succeeds with its warning', async (t) => {
@@ -313,6 +332,7 @@ t.test('PR-15 PR-16 PR-17 a turn that asks without a session id never enters wai
       const seen = (await readFile(join(attemptDir, 'stdout.log'), 'utf8')) + (await readFile(join(attemptDir, 'stderr.log'), 'utf8'));
       t.notOk(seen.includes(engineSession), `${id}: ...but its id never reached the daemon`);
       t.match(seen, 'Which city should I use?', `${id}: the question itself did`);
+      await trail.finished();
       t.notOk(trail.statuses.includes('waiting_user'), `${id}: never waiting_user`);
       t.same(trail.of('input_required'), [], `${id}: no input_required`);
       t.same((await c.request<{ interactions: unknown[] }>('jobs/history', { job_id: created.job_id })).interactions, [], `${id}: no question recorded`);

@@ -34,15 +34,34 @@ interface Interaction {
 /** Every event of one job, from seq 1 on (replay, then live), on its own connection. */
 class EventTrail {
   readonly #bySeq = new Map<number, JobEvent>();
+  readonly #wakers = new Set<() => void>();
   static async follow(daemon: TestDaemon, jobId: string): Promise<EventTrail> {
     const trail = new EventTrail();
     const c = await daemon.client();
     c.on('job/event', (params) => {
       const event = params as JobEvent;
-      if (event.job_id === jobId) trail.#bySeq.set(event.seq, event);
+      if (event.job_id !== jobId) return;
+      trail.#bySeq.set(event.seq, event);
+      for (const wake of trail.#wakers) wake();
     });
     await c.request('jobs/subscribe', { job_id: jobId, after_seq: 0 });
     return trail;
+  }
+  /** Resolves once an event matching `test` has arrived on this trail's own connection. */
+  async until(test: (event: JobEvent) => boolean): Promise<void> {
+    while (!this.events.some(test)) {
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          this.#wakers.delete(wake);
+          resolve();
+        };
+        this.#wakers.add(wake);
+      });
+    }
+  }
+  /** Resolves once the job's `finished` event has arrived. */
+  finished(): Promise<void> {
+    return this.until((e) => e.type === 'finished');
   }
   get events(): JobEvent[] {
     return [...this.#bySeq.values()].sort((a, b) => a.seq - b.seq);
@@ -117,7 +136,7 @@ t.test('PR-1 engines/list reports the resumable profile with a reason for every 
 });
 
 for (const engine of ENGINE_NAMES) {
-  t.test(`PR-1 PR-3 PR-7 TP-14 ${IDS[engine]} D-5 API-4 ${engine}: the handle is the engine's session id, stored while waiting; a free-text reply to the choose_one hint runs a new process with the exact resume argv`, async (t) => {
+  t.test(`PR-1 PR-3 PR-7 TP-14 ${IDS[engine]} TP-1 D-5 API-4 ${engine}: the handle is the engine's session id, stored while waiting; a free-text reply to the choose_one hint runs a new process with the exact resume argv`, async (t) => {
     const { engines } = await client.request<{ engines: Array<{ name: string; interactive_profile: unknown }> }>('engines/list');
     const created = await createInteractive(engine, { scenario: 'ask', emit: { greeting: engine } });
     t.same(created.interactive_profile, engines.find((e) => e.name === engine)?.interactive_profile, 'PR-1 the job carries the probed profile');
@@ -292,6 +311,7 @@ t.test('API-3 an input_required event carries the persisted pending, after the s
   const trail = await EventTrail.follow(daemon, created.job_id);
   await untilWaiting(created.job_id);
   const { pending } = await client.request<{ pending: unknown }>('jobs/pending', { job_id: created.job_id });
+  await trail.until((e) => e.type === 'input_required');
   const events = trail.events;
   const toWaiting = events.findIndex((e) => e.type === 'status_changed' && e.data['to'] === 'waiting_user');
   const inputRequired = events.findIndex((e) => e.type === 'input_required');
@@ -302,6 +322,7 @@ t.test('API-3 an input_required event carries the persisted pending, after the s
 
   await reply(created.job_id, 1, 'Paris');
   await waitForStatus(client, created.job_id);
+  await trail.finished();
   const all = trail.events;
   t.same(all.map((e) => e.seq), all.map((_, i) => i + 1), 'seq has no gaps');
   t.equal(all.filter((e) => e.type === 'input_required').length, 1, 'one input_required for one question');
