@@ -69,7 +69,16 @@ function decideInteractive(evidence: TurnEvidence, final: string, check: OutputC
   if (evidence.waitNeedsSession && evidence.sessionId === null) {
     return failed('SESSION_RESUME_FAILED', 'the turn asked for input but its output carried no session id to resume', malformed);
   }
-  return { status: 'waiting_user', pending: buildPending(evidence.attempt, final, signal), warnings: malformed };
+  const pending = buildPending(evidence.attempt, final, signal);
+  // TP-3: waiting needs an interaction a client can answer; anything less is a turn error.
+  if (!isUsableInteraction(pending)) return failed('OUTPUT_INVALID', 'the turn asked for input but no usable interaction (interaction_id, prompt) could be built', malformed);
+  return { status: 'waiting_user', pending, warnings: malformed };
+}
+
+/** An interaction clients can answer: a positive integer id and a non-empty prompt (TP-3). */
+export function isUsableInteraction(value: unknown): value is Pending {
+  const p = value as Partial<Pending> | null;
+  return typeof p === 'object' && p !== null && Number.isInteger(p.interaction_id) && (p.interaction_id as number) >= 1 && typeof p.prompt === 'string' && p.prompt.trim() !== '';
 }
 
 /** D-5: the daemon's own pending, enriched by a well-formed hint when there is one. */

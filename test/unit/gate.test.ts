@@ -1,5 +1,5 @@
 import t from 'tap';
-import { FALLBACK_PROMPT, decideTurn, type GateDecision, type ProcessOutcome, type TurnEvidence } from '../../daemon/jobs/gate.js';
+import { FALLBACK_PROMPT, decideTurn, isUsableInteraction, type GateDecision, type ProcessOutcome, type TurnEvidence } from '../../daemon/jobs/gate.js';
 import { compileSchema } from '../../daemon/skills/json-schema.js';
 
 // A strict output schema: any key besides `greeting`/`reply` (e.g. the marker) makes it invalid.
@@ -423,3 +423,22 @@ t.test(
     t.equal(b.status, 'waiting_user', 'envelope followed by a fenced draft result in one message');
   },
 );
+
+t.test('TP-3 an interaction without interaction_id or prompt is a turn error, never waiting_user', async (t) => {
+  t.notOk(isUsableInteraction({ prompt: 'Which city?', kind: 'open_text' }), 'no interaction_id');
+  t.notOk(isUsableInteraction({ interaction_id: 1, prompt: '   ', kind: 'open_text' }), 'blank prompt');
+  t.notOk(isUsableInteraction({ interaction_id: 0, prompt: 'x', kind: 'open_text' }), 'id must be >= 1');
+  t.notOk(isUsableInteraction(null));
+  t.ok(isUsableInteraction({ interaction_id: 2, prompt: 'Which city?', kind: 'open_text' }));
+  const decision = decideTurn({
+    mode: 'interactive',
+    process: { kind: 'ok' },
+    messages: ['Which city?'],
+    validateOutput: () => [{ path: '/', message: 'invalid' }],
+    attempt: 0,
+    maxAttempt: null,
+    sessionId: 's',
+    waitNeedsSession: true,
+  });
+  t.match(decision, { status: 'failed', error: { code: 'OUTPUT_INVALID' } }, 'a turn whose interaction cannot be numbered does not wait');
+});
