@@ -29,8 +29,12 @@ export class Launcher {
     this.#d = deps;
   }
 
-  /** The first process of a turn; a sticky job gets a session that also serves its later turns. */
-  async launch(job: Job, attempt: number, plan: TurnPlan, folder: RunFolder, onLost: (exit: ExitInfo) => void): Promise<{ turn: TurnHandle; session: StickySession | null }> {
+  /**
+   * The first process of a turn; a sticky job gets a session that also serves its later turns.
+   * The process is spawned before this returns (nothing is awaited first); `recorded` settles
+   * once the process is in the store.
+   */
+  launch(job: Job, attempt: number, plan: TurnPlan, folder: RunFolder, onLost: (exit: ExitInfo) => void): { turn: TurnHandle; session: StickySession | null; recorded: Promise<void> } {
     const adapter = ENGINES[job.engine];
     const spec = {
       argv: plan.argv,
@@ -43,12 +47,10 @@ export class Launcher {
     if (job.interactive_profile?.kind === 'sticky_process') {
       const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, onLost });
       const turn = session.turn(adapter.newParser(), hardTimeoutMs, null, null);
-      await this.#record(job.job_id, session.pid, session.exited);
-      return { turn, session };
+      return { turn, session, recorded: this.#record(job.job_id, session.pid, session.exited) };
     }
     const turn = startTurn(this.#d.spawner, this.#d.clock, { ...spec, parser: adapter.newParser(), hardTimeoutMs, resuming: plan.resuming });
-    await this.#record(job.job_id, turn.pid, turn.done);
-    return { turn, session: null };
+    return { turn, session: null, recorded: this.#record(job.job_id, turn.pid, turn.done) };
   }
 
   /** A sticky job's next turn: the reply goes to the live process's stdin as one user line (PR-12). */

@@ -209,8 +209,13 @@ export class Supervisor {
     const attempt = job.attempt + 1;
     await this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString() });
     await folder.startAttempt(attempt, plan.prompt);
-    const { turn, session } = await this.#launcher.launch(job, attempt, plan, folder, (exit) => this.#onStickyLost(jobId, exit));
+    // A shutdown that began during the awaits above must not be followed by a new process: the
+    // job stays running and is settled as interrupted at the next start.
+    if (this.#closing) return;
+    const { turn, session, recorded } = this.#launcher.launch(job, attempt, plan, folder, (exit) => this.#onStickyLost(jobId, exit));
     if (session !== null) this.#sessions.set(jobId, session);
+    this.#turns.set(jobId, turn);
+    await recorded;
     this.#watchTurn(jobId, attempt, turn, skill, plan.resuming);
   }
 

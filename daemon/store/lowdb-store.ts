@@ -112,9 +112,13 @@ export class LowdbStore implements Store {
     return this.#index.counts();
   }
 
+  /**
+   * Readers see the change only once it is on disk, and in the same turn of the event loop as the
+   * caller's continuation: nothing can observe a status whose side effects (slot release,
+   * events) have not happened yet.
+   */
   async putJob(job: Job): Promise<void> {
     const stored = structuredClone(job);
-    this.#index.put(stored);
     if (isTerminal(stored.status)) {
       await this.#finished.append(stored);
       delete this.#db.data.jobs[stored.job_id];
@@ -122,6 +126,7 @@ export class LowdbStore implements Store {
       this.#db.data.jobs[stored.job_id] = stored;
     }
     await this.#writer.flush();
+    this.#index.put(stored);
   }
 
   processes(): ProcessRecord[] {

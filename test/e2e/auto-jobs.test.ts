@@ -72,10 +72,12 @@ for (const engine of ENGINE_NAMES) {
   });
 
   t.test(`${engine}: a turn past hard_timeout_sec is stopped and fails with TIMEOUT`, async (t) => {
-    const job = await run(engine, { scenario: 'hang_stubborn' }, { hard_timeout_sec: 1 });
+    const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine, input: { scenario: 'hang_stubborn' }, hard_timeout_sec: 3 });
+    // The pid file is written as the engine starts, well within the limit even on a loaded machine.
+    const pid = Number(await waitForFile(join(daemon.runDir(created.job_id), 'workspace', '.fake-engine', 'pid')));
+    const job = await waitForStatus(client, created.job_id);
     t.equal(job.status, 'failed');
     t.equal(job.error?.code, 'TIMEOUT');
-    const pid = Number(await readFile(join(daemon.runDir(job.job_id), 'workspace', '.fake-engine', 'pid'), 'utf8'));
     t.notOk(alive(pid), 'a process that ignores SIGTERM is killed after the grace period');
   });
 }
