@@ -49,7 +49,8 @@ export class Launcher {
       const turn = session.turn(adapter.newParser(), hardTimeoutMs, null, null);
       return { turn, session, recorded: this.#record(job.job_id, session.pid, session.exited) };
     }
-    const turn = startTurn(this.#d.spawner, this.#d.clock, { ...spec, parser: adapter.newParser(), hardTimeoutMs, resuming: plan.resuming });
+    const expectedSession = plan.resuming ? (job.session_handle?.handle_value ?? null) : null;
+    const turn = startTurn(this.#d.spawner, this.#d.clock, { ...spec, parser: adapter.newParser(), hardTimeoutMs, resuming: plan.resuming, expectedSession });
     return { turn, session: null, recorded: this.#record(job.job_id, turn.pid, turn.done) };
   }
 

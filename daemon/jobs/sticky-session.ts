@@ -1,7 +1,7 @@
 import type { Clock, Timer } from '../clock.js';
 import type { TurnParser } from '../engines/engine.js';
 import type { EngineProcess, ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
-import { STDERR_TAIL_LINES, classify, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
+import { STDERR_TAIL_LINES, checkTurnEnd, classify, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
 
 export interface StickySpec {
   argv: readonly string[];
@@ -121,7 +121,10 @@ export class StickySession {
     this.#turn = null;
     turn.timer.cancel();
     const seen = { sawOutput: turn.sawOutput, stderrTail: turn.stderrTail };
-    const outcome = exit === null && turn.stopReason === null ? { kind: 'ok' as const } : classify(exit ?? { code: null, signal: null, spawnError: null }, turn.stopReason, { argv: this.#spec.argv, hardTimeoutMs: turn.hardTimeoutMs, resuming: false }, seen);
+    const outcome =
+      exit === null && turn.stopReason === null
+        ? { kind: 'ok' as const }
+        : checkTurnEnd(classify(exit ?? { code: null, signal: null, spawnError: null }, turn.stopReason, { argv: this.#spec.argv, hardTimeoutMs: turn.hardTimeoutMs, resuming: false }, seen), turn.parser.turnEnded, false);
     turn.resolve({ outcome, parsed: turn.parser.result(), exit: exit ?? { code: null, signal: null, spawnError: null }, pid: this.#proc.pid });
   }
 }

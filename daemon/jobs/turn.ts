@@ -14,6 +14,8 @@ export interface TurnSpec {
   hardTimeoutMs: number;
   /** Whether this turn resumes a saved engine session (a failure then means the session is gone). */
   resuming: boolean;
+  /** The session a resume asked for: an engine that answers from another session did not resume. */
+  expectedSession?: string | null;
   onOutput(stream: OutputStream, text: string): void;
 }
 
@@ -62,8 +64,9 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
   const timer = clock.setTimer(spec.hardTimeoutMs, () => stop('timeout'));
   const done = proc.exited.then((exit): TurnReport => {
     timer.cancel();
-    const outcome = classify(exit, stopReason, spec, { sawOutput, stderrTail });
-    return { outcome, parsed: spec.parser.result(), exit, pid: proc.pid };
+    const parsed = spec.parser.result();
+    const outcome = checkTurnEnd(classify(exit, stopReason, spec, { sawOutput, stderrTail }), spec.parser.turnEnded, spec.resuming);
+    return { outcome: checkSession(outcome, parsed.sessionId, spec.expectedSession ?? null), parsed, exit, pid: proc.pid };
   });
   return { pid: proc.pid, stop, done };
 }
@@ -79,4 +82,20 @@ export function classify(exit: ExitInfo, stopReason: StopReason | null, spec: Pi
   // A resume that dies before printing anything found no session to continue (PR-14).
   if (spec.resuming && !seen.sawOutput) return { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: `resume ${how}${tail}` };
   return { kind: 'failed', code: 'ENGINE_EXIT_NONZERO', message: `engine ${how}${tail}` };
+}
+
+/**
+ * A clean exit without the engine's turn-end signal is an interrupted turn (a Gemini killed by
+ * someone else exits 0 with no result), never a success; for a resume it means nothing resumed.
+ */
+export function checkTurnEnd(outcome: ProcessOutcome, turnEnded: boolean, resuming: boolean): ProcessOutcome {
+  if (outcome.kind !== 'ok' || turnEnded) return outcome;
+  if (resuming) return { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: 'the resumed engine exited without finishing a turn' };
+  return { kind: 'failed', code: 'ENGINE_TURN_INTERRUPTED', message: 'the engine exited without finishing its turn (no turn-end signal in its output)' };
+}
+
+/** Codex starts a fresh thread, exit 0, when asked to resume an id it does not know as a thread. */
+function checkSession(outcome: ProcessOutcome, got: string | null, expected: string | null): ProcessOutcome {
+  if (outcome.kind !== 'ok' || expected === null || got === null || got === expected) return outcome;
+  return { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: `asked to resume session ${expected} but the engine answered from session ${got}` };
 }

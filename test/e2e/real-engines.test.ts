@@ -1,0 +1,124 @@
+import t from 'tap';
+import { readdir, readlink, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { makeCodexHome, makeGeminiHome, realEngineBins, type EngineHome } from '../fixtures/engine-homes.js';
+import { startModelServer, type ModelRequest, type ModelReply } from '../fixtures/model-server.js';
+import { FIXTURES, ROOT, TestDaemon, alive, waitForStatus, type JobView } from '../helpers/daemon.js';
+
+/**
+ * The real Codex and Gemini CLIs (dev dependencies, exact versions) driven through the daemon,
+ * offline, against a scripted model server on 127.0.0.1. A flag the real CLI rejects fails here.
+ */
+const bins = realEngineBins(join(ROOT, 'node_modules'));
+
+/** The scripted model: the scenario comes from the first-turn prompt's `- scenario:` line. */
+function model(request: ModelRequest): ModelReply {
+  const first = request.userTexts.find((text) => text.startsWith('Run the skill')) ?? '';
+  const scenario = /- scenario: "([a-z_]+)"/.exec(first)?.[1] ?? 'ok';
+  const resumed = request.prompt !== null && !request.prompt.startsWith('Run the skill');
+  const done = (extra: Record<string, unknown> = {}): ModelReply => ({ text: `Here you are.\n\`\`\`json\n${JSON.stringify({ greeting: 'from a real CLI', ...extra, __SKILL_DONE__: true })}\n\`\`\`` });
+  if (resumed) return done({ reply: request.prompt });
+  switch (scenario) {
+    case 'ask':
+      return { text: 'Which city should I use?' };
+    case 'tool':
+      return request.afterToolResult ? done() : { toolCall: { command: 'mkdir -p artifacts && echo written by the engine > artifacts/out.txt' } };
+    case 'sleep_tool':
+      return request.afterToolResult ? { hang: true } : { toolCall: { command: 'sleep 1000' } };
+    case 'hang':
+      return { hang: true };
+    default:
+      return done();
+  }
+}
+
+/** Processes whose working folder is inside `dir` (an engine and anything it started there). */
+async function processesIn(dir: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const cwd = await readlink(`/proc/${name}/cwd`).catch(() => '');
+    if (cwd.startsWith(dir) && alive(Number(name))) found.push(Number(name));
+  }
+  return found;
+}
+
+for (const engine of ['codex', 'gemini'] as const) {
+  const bin = bins[engine];
+  t.test(`real ${engine} CLI through the daemon`, { skip: bin === null ? `the real ${engine} CLI is not installed in node_modules (npm ci installs it as a dev dependency); these tests did NOT run` : false }, async (t) => {
+    const server = await startModelServer({ script: model });
+    const home: EngineHome = engine === 'codex' ? await makeCodexHome(server.url) : await makeGeminiHome(server.url);
+    const engines = {
+      codex: { command: [join(FIXTURES, 'fake-codex.mjs')] },
+      gemini: { command: [join(FIXTURES, 'fake-gemini.mjs')] },
+      iflow: { command: [join(FIXTURES, 'fake-iflow.mjs')] },
+      // Gemini's own --help can take over the probe's 5 s on a loaded machine: its profile is forced here.
+      [engine]: { command: [bin as string], env: home.env, ...(engine === 'gemini' ? { profile: 'resumable' } : {}) },
+    };
+    const daemon = await TestDaemon.start({ config: { engines, kill_grace_ms: 2000, max_concurrent: 2 } });
+    t.teardown(async () => {
+      await daemon.cleanup();
+      await server.close();
+      await home.cleanup();
+    });
+    const client = await daemon.client();
+    const create = (scenario: string, mode = 'auto'): Promise<JobView> =>
+      client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: mode, input: { scenario } });
+
+    t.test('auto job succeeds with the validated output', async (t) => {
+      const job = await waitForStatus(client, (await create('ok')).job_id);
+      t.equal(job.status, 'succeeded', JSON.stringify(job.error));
+      t.match(await client.request('jobs/result', { job_id: job.job_id }), { output: { greeting: 'from a real CLI' } });
+    });
+
+    t.test('interactive: ask, wait, reply, resume the same session in a new process, succeed', async (t) => {
+      const created = await create('ask', 'interactive');
+      if (engine === 'codex') t.match(created, { interactive_profile: { kind: 'resumable', reason: /exits 0/ } }, 'PR-1 the real codex passes the resume probe');
+      const waiting = await waitForStatus(client, created.job_id, ['waiting_user', 'failed', 'succeeded']);
+      t.equal(waiting.status, 'waiting_user', JSON.stringify(waiting.error));
+      const handle = waiting['session_handle'] as { handle_value: string };
+      t.match(handle, { engine, handle_type: 'session_id', handle_value: /^[0-9a-f-]{20,}$/ }, 'the handle comes from the real output');
+      t.match(await client.request('jobs/pending', { job_id: created.job_id }), { pending: { interaction_id: 1, prompt: 'Which city should I use?' } });
+      const before = server.modelRequests().length;
+      await client.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: '- Rome, please' });
+      const done = await waitForStatus(client, created.job_id);
+      t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+      t.match(await client.request('jobs/result', { job_id: created.job_id }), { output: { reply: '- Rome, please' } }, 'a reply starting with a dash reaches the model verbatim');
+      const resumedRequest = server.modelRequests()[before] as ModelRequest;
+      t.ok(resumedRequest.userTexts.some((text) => text.startsWith('Run the skill')), 'the resumed turn carries the earlier turns: same session');
+      t.equal((done['session_handle'] as { handle_value: string }).handle_value, handle.handle_value);
+      t.equal(done['attempt'], 2);
+    });
+
+    t.test('a tool call writes an artifact into the run artifacts folder', async (t) => {
+      const job = await waitForStatus(client, (await create('tool')).job_id);
+      t.equal(job.status, 'succeeded', JSON.stringify(job.error));
+      const result = await client.request<{ artifacts: string[] }>('jobs/result', { job_id: job.job_id });
+      t.same(result.artifacts, [join(daemon.runDir(job.job_id), 'workspace', 'artifacts', 'out.txt')]);
+      t.ok((await stat(result.artifacts[0] as string)).isFile());
+    });
+
+    t.test('cancel mid-turn leaves no process behind, tool subprocesses included', async (t) => {
+      const created = await create(engine === 'gemini' ? 'sleep_tool' : 'hang');
+      await server.waitForModelRequest();
+      const workspace = join(daemon.runDir(created.job_id), 'workspace');
+      if (engine === 'gemini') {
+        // Wait until the shell tool runs: it lives in its own session, outside the engine's group.
+        for (let i = 0; i < 400 && (await processesIn(workspace)).length < 2; i += 1) await new Promise((r) => setTimeout(r, 25));
+      }
+      t.ok((await processesIn(workspace)).length >= 1, 'the engine runs');
+      t.match(await client.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
+      t.same(await processesIn(workspace), [], 'nothing is left running in the job workspace');
+    });
+
+    t.test('resuming a lost session fails with SESSION_RESUME_FAILED', async (t) => {
+      const created = await create('ask', 'interactive');
+      await waitForStatus(client, created.job_id, ['waiting_user']);
+      // Lose the engine's saved sessions, as after a wiped home.
+      for (const saved of engine === 'codex' ? ['sessions'] : [join('.gemini', 'tmp')]) await rm(join(home.dir, saved), { recursive: true, force: true });
+      await client.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: 'Rome' });
+      const failed = await waitForStatus(client, created.job_id);
+      t.match(failed, { status: 'failed', error: { code: 'SESSION_RESUME_FAILED' } });
+    });
+  });
+}
