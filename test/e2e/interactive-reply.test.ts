@@ -8,18 +8,13 @@ import { readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENGINE_NAMES, TestDaemon, alive, waitForStatus, type JobView, type TestEngine } from '../helpers/daemon.js';
+import { EventTrail } from '../helpers/event-trail.js';
 
 interface Job extends JobView {
   attempt: number;
   interactive_profile: { kind: string; reason: string } | null;
   session_handle: { engine: string; handle_type: string; handle_value: string } | null;
   pending_interaction_id: number | null;
-}
-interface JobEvent {
-  job_id: string;
-  seq: number;
-  type: string;
-  data: Record<string, unknown>;
 }
 interface Interaction {
   interaction_id: number;
@@ -29,43 +24,6 @@ interface Interaction {
   resolution_mode: string | null;
   asked_at: string;
   replied_at: string | null;
-}
-
-/** Every event of one job, from seq 1 on (replay, then live), on its own connection. */
-class EventTrail {
-  readonly #bySeq = new Map<number, JobEvent>();
-  readonly #wakers = new Set<() => void>();
-  static async follow(daemon: TestDaemon, jobId: string): Promise<EventTrail> {
-    const trail = new EventTrail();
-    const c = await daemon.client();
-    c.on('job/event', (params) => {
-      const event = params as JobEvent;
-      if (event.job_id !== jobId) return;
-      trail.#bySeq.set(event.seq, event);
-      for (const wake of trail.#wakers) wake();
-    });
-    await c.request('jobs/subscribe', { job_id: jobId, after_seq: 0 });
-    return trail;
-  }
-  /** Resolves once an event matching `test` has arrived on this trail's own connection. */
-  async until(test: (event: JobEvent) => boolean): Promise<void> {
-    while (!this.events.some(test)) {
-      await new Promise<void>((resolve) => {
-        const wake = (): void => {
-          this.#wakers.delete(wake);
-          resolve();
-        };
-        this.#wakers.add(wake);
-      });
-    }
-  }
-  /** Resolves once the job's `finished` event has arrived. */
-  finished(): Promise<void> {
-    return this.until((e) => e.type === 'finished');
-  }
-  get events(): JobEvent[] {
-    return [...this.#bySeq.values()].sort((a, b) => a.seq - b.seq);
-  }
 }
 
 t.jobs = 3;
