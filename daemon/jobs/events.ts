@@ -1,4 +1,4 @@
-import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 
@@ -17,13 +17,16 @@ export type EventListener = (event: JobEventRecord) => void;
 
 interface JobLog {
   lastSeq: number;
-  file: Promise<FileHandle> | null;
+  /** Lines not yet handed to a write; written together by the next write. */
+  buffered: string[];
   tail: Promise<void>;
 }
 
 /**
  * Per-job event log: numbers events, appends them to `runs/<job>/events.ndjson` in order and
  * tells live listeners at once. Replays come from the file, after pending appends have landed.
+ * No file stays open between writes, so thousands of waiting jobs cost no descriptors; events
+ * that arrive while a write is in flight go out together in the next one.
  */
 export class EventLog {
   readonly #runsDir: string;
@@ -46,12 +49,16 @@ export class EventLog {
     const log = this.#log(jobId);
     log.lastSeq += 1;
     const event: JobEventRecord = { job_id: jobId, seq: log.lastSeq, ts: this.#clock.now().toISOString(), type, data };
-    const line = `${JSON.stringify(event)}\n`;
-    log.file ??= open(this.#path(jobId), 'a', 0o600);
-    const file = log.file;
-    log.tail = log.tail.then(async () => {
-      await (await file).appendFile(line, 'utf8');
-    }).catch(() => undefined);
+    log.buffered.push(`${JSON.stringify(event)}\n`);
+    if (log.buffered.length === 1) {
+      log.tail = log.tail
+        .then(() => {
+          const text = log.buffered.join('');
+          log.buffered = [];
+          return appendFile(this.#path(jobId), text, { encoding: 'utf8', mode: 0o600 });
+        })
+        .catch(() => undefined);
+    }
     for (const listener of this.#listeners) listener(event);
     return event;
   }
@@ -67,13 +74,12 @@ export class EventLog {
     return (await this.#read(jobId)).filter((event) => event.seq > afterSeq);
   }
 
-  /** Closes a finished job's file (its events stay replayable). */
+  /** Forgets a finished job once its events are written (they stay replayable from the file). */
   async close(jobId: string): Promise<void> {
     const log = this.#logs.get(jobId);
     if (log === undefined) return;
     this.#logs.delete(jobId);
     await log.tail;
-    if (log.file !== null) await (await log.file).close();
   }
 
   async closeAll(): Promise<void> {
@@ -83,7 +89,7 @@ export class EventLog {
   #log(jobId: string): JobLog {
     let log = this.#logs.get(jobId);
     if (log === undefined) {
-      log = { lastSeq: 0, file: null, tail: Promise.resolve() };
+      log = { lastSeq: 0, buffered: [], tail: Promise.resolve() };
       this.#logs.set(jobId, log);
     }
     return log;
