@@ -60,8 +60,8 @@ export const p4: Benchmark = {
         const pid = Number(await readFile(join(daemon.stateDir, 'runs', job.job_id, 'workspace', '.fake-engine', 'pid'), 'utf8'));
         if (processAlive(pid)) alive += 1;
       }
-      const stateBytes = (await stat(join(daemon.stateDir, 'state.json'))).size;
-      r.info(`daemon/status: ${status.jobs['waiting_user']} waiting_user, slots ${status.slots.used}/${status.slots.max}; live sticky engine processes ${alive}/${sticky.length}; state.json ${fmt(stateBytes / 1024)} KiB`);
+      const stateBytes = ((await stat(join(daemon.stateDir, 'state.json')).catch(() => null))?.size ?? 0) + ((await stat(join(daemon.stateDir, 'state.wal')).catch(() => null))?.size ?? 0);
+      r.info(`daemon/status: ${status.jobs['waiting_user']} waiting_user, slots ${status.slots.used}/${status.slots.max}; live sticky engine processes ${alive}/${sticky.length}; state.json ${fmt(stateBytes / 1024)} KiB (snapshot + journal)`);
       if (status.jobs['waiting_user'] !== sizes.sticky + sizes.resumable) throw new Error(`expected ${sizes.sticky + sizes.resumable} waiting jobs, daemon/status says ${status.jobs['waiting_user']}`);
 
       await sleep(1000);

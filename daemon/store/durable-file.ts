@@ -26,35 +26,3 @@ export async function syncFolder(path: string): Promise<void> {
     await folder.close();
   }
 }
-
-/** Runs `write` so that at most one runs at a time and callers that arrive during one share the next. */
-export class CoalescingWriter {
-  readonly #write: () => Promise<void>;
-  #running: Promise<void> | null = null;
-  #next: Promise<void> | null = null;
-
-  constructor(write: () => Promise<void>) {
-    this.#write = write;
-  }
-
-  /** Resolves once a write that started after this call has finished. */
-  flush(): Promise<void> {
-    if (this.#next !== null) return this.#next;
-    if (this.#running === null) return this.#start();
-    this.#next = this.#running
-      .catch(() => undefined)
-      .then(() => {
-        this.#next = null;
-        return this.#start();
-      });
-    return this.#next;
-  }
-
-  #start(): Promise<void> {
-    const run = this.#write().finally(() => {
-      if (this.#running === run) this.#running = null;
-    });
-    this.#running = run;
-    return run;
-  }
-}

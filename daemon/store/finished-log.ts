@@ -1,4 +1,4 @@
-import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { AppendLog } from './append-log.js';
 import type { Job } from '../jobs/job.js';
 import type { StoreNotice } from './store.js';
 
@@ -8,18 +8,15 @@ import type { StoreNotice } from './store.js';
  */
 export class FinishedLog {
   readonly #path: string;
-  #file: FileHandle | null = null;
-  #tail: Promise<void> = Promise.resolve();
+  readonly #log: AppendLog;
 
   constructor(path: string) {
     this.#path = path;
+    this.#log = new AppendLog(path);
   }
 
   async load(notices: StoreNotice[]): Promise<Job[]> {
-    const text = await readFile(this.#path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return '';
-      throw error;
-    });
+    const text = await this.#log.open();
     const lines = text.split('\n');
     const torn = lines.pop() ?? '';
     const jobs: Job[] = [];
@@ -28,40 +25,25 @@ export class FinishedLog {
       if (job !== null) jobs.push(job);
       else if (line !== '') notices.push({ code: 'FINISHED_LOG_TRUNCATED', message: `unreadable line ${index + 1} skipped`, path: this.#path });
     });
-    this.#file = await open(this.#path, 'a', 0o600);
     if (torn === '') return jobs;
     const last = parseJob(torn);
     if (last !== null) {
       jobs.push(last);
-      await this.#file.appendFile('\n');
+      await this.#log.append('\n');
     } else {
       notices.push({ code: 'FINISHED_LOG_TRUNCATED', message: 'a torn last line was cut off', path: this.#path });
-      await this.#file.truncate(Buffer.byteLength(text) - Buffer.byteLength(torn));
+      await this.#log.cut(Buffer.byteLength(text) - Buffer.byteLength(torn));
     }
     return jobs;
   }
 
   /** Appends one finished job; resolves once it is on disk. */
   append(job: Job): Promise<void> {
-    const line = `${JSON.stringify(job)}\n`;
-    const next = this.#tail.then(async () => {
-      const file = this.#requireOpen();
-      await file.appendFile(line, 'utf8');
-      await file.datasync();
-    });
-    this.#tail = next.catch(() => undefined);
-    return next;
+    return this.#log.append(`${JSON.stringify(job)}\n`);
   }
 
-  async close(): Promise<void> {
-    await this.#tail;
-    await this.#file?.close();
-    this.#file = null;
-  }
-
-  #requireOpen(): FileHandle {
-    if (this.#file === null) throw new Error('finished log is not open');
-    return this.#file;
+  close(): Promise<void> {
+    return this.#log.close();
   }
 }
 

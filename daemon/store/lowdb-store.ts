@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Low, type Adapter } from 'lowdb';
 import type { Job } from '../jobs/job.js';
 import { isTerminal } from '../jobs/states.js';
-import { CoalescingWriter, writeFileDurably } from './durable-file.js';
+import { AppendLog } from './append-log.js';
+import { writeFileDurably } from './durable-file.js';
 import { FinishedLog } from './finished-log.js';
 import { JobIndex } from './job-index.js';
 import type { JobQuery, ProcessRecord, Store, StoreNotice } from './store.js';
@@ -53,20 +54,36 @@ class DurableJsonAdapter implements Adapter<HotState> {
   }
 }
 
-/** The Store on lowdb: hot state in `state.json`, finished jobs in `jobs-finished.ndjson`. */
+/** The journal is folded into the snapshot once it is larger than this and than twice the snapshot. */
+export const COMPACT_MIN_BYTES = 256 * 1024;
+
+/** One line of the journal: a job's new state, or a process record put or removed. */
+type JournalEntry = { job: Job } | { process: ProcessRecord } | { process_removed: number };
+
+/**
+ * The Store on lowdb. The hot state (active jobs, engine processes) is the lowdb snapshot
+ * `state.json` plus the journal `state.wal`: each change is one appended line, synced with the
+ * others that arrive meanwhile, so a write costs the same with 10 or 10,000 active jobs. The
+ * journal is folded into the snapshot between writes once it has grown. Finished jobs go to
+ * `jobs-finished.ndjson`.
+ */
 export class LowdbStore implements Store {
   readonly notices: StoreNotice[] = [];
   readonly #statePath: string;
   readonly #db: Low<HotState>;
   readonly #finished: FinishedLog;
+  readonly #journal: AppendLog;
   readonly #index = new JobIndex();
-  readonly #writer: CoalescingWriter;
+  #snapshotBytes = 0;
 
   private constructor(stateDir: string) {
     this.#statePath = join(stateDir, 'state.json');
     this.#db = new Low(new DurableJsonAdapter(this.#statePath), { schema_version: SCHEMA_VERSION, jobs: {} });
     this.#finished = new FinishedLog(join(stateDir, 'jobs-finished.ndjson'));
-    this.#writer = new CoalescingWriter(() => this.#db.write());
+    this.#journal = new AppendLog(join(stateDir, 'state.wal'));
+    this.#journal.onBetweenBatches(async () => {
+      if (this.#journal.size > COMPACT_MIN_BYTES && this.#journal.size > 2 * this.#snapshotBytes) await this.#compact();
+    });
   }
 
   /** Opens the store in `stateDir` (which must exist). A corrupt state file is moved aside and reported. */
@@ -86,6 +103,7 @@ export class LowdbStore implements Store {
       this.notices.push({ code: 'STATE_FILE_CORRUPT', message: `state file unreadable (${error.message}); kept aside as ${aside}`, path: aside });
       this.#db.data = { schema_version: SCHEMA_VERSION, jobs: {} };
     }
+    await this.#replayJournal();
     const finished = await this.#finished.load(this.notices);
     for (const job of finished) this.#index.put(job);
     for (const job of Object.values(this.#db.data.jobs)) {
@@ -94,6 +112,41 @@ export class LowdbStore implements Store {
       else delete this.#db.data.jobs[job.job_id];
     }
     this.#index.sort();
+    this.#snapshotBytes = Buffer.byteLength(JSON.stringify(this.#db.data));
+    if (this.#journal.size > 0) await this.#compact();
+  }
+
+  /** Applies the journal to the snapshot; a torn last line (a crash mid-append) is cut off. */
+  async #replayJournal(): Promise<void> {
+    const text = await this.#journal.open();
+    const lines = text.split('\n');
+    const torn = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line === '') continue;
+      try {
+        this.#apply(JSON.parse(line) as JournalEntry);
+      } catch {
+        this.notices.push({ code: 'STATE_JOURNAL_DAMAGED', message: 'an unreadable journal line was skipped', path: this.#journal.path });
+      }
+    }
+    if (torn !== '') {
+      this.notices.push({ code: 'STATE_JOURNAL_DAMAGED', message: 'a torn last journal line was cut off', path: this.#journal.path });
+      await this.#journal.cut(Buffer.byteLength(text) - Buffer.byteLength(torn));
+    }
+  }
+
+  #apply(entry: JournalEntry): void {
+    const data = this.#db.data;
+    if ('job' in entry) data.jobs[entry.job.job_id] = entry.job;
+    else if ('process' in entry) data.processes = { ...data.processes, [String(entry.process.pid)]: entry.process };
+    else if (data.processes !== undefined) delete data.processes[String(entry.process_removed)];
+  }
+
+  /** Writes the whole hot state as the snapshot, then empties the journal (replaying it again is harmless). */
+  async #compact(): Promise<void> {
+    await this.#db.write();
+    this.#snapshotBytes = Buffer.byteLength(JSON.stringify(this.#db.data));
+    await this.#journal.cut(0);
   }
 
   getJob(jobId: string): Job | undefined {
@@ -120,32 +173,37 @@ export class LowdbStore implements Store {
   async putJob(job: Job): Promise<void> {
     const stored = structuredClone(job);
     if (isTerminal(stored.status)) {
+      // The finished log is the durable record; the snapshot drops the job at the next compaction.
       await this.#finished.append(stored);
       delete this.#db.data.jobs[stored.job_id];
     } else {
-      this.#db.data.jobs[stored.job_id] = stored;
+      await this.#record({ job: stored });
     }
-    await this.#writer.flush();
     this.#index.put(stored);
+  }
+
+  #record(entry: JournalEntry): Promise<void> {
+    this.#apply(entry);
+    return this.#journal.append(`${JSON.stringify(entry)}\n`);
   }
 
   processes(): ProcessRecord[] {
     return Object.values(this.#db.data.processes ?? {});
   }
 
-  async putProcess(record: ProcessRecord): Promise<void> {
-    this.#db.data.processes = { ...this.#db.data.processes, [String(record.pid)]: record };
-    await this.#writer.flush();
+  putProcess(record: ProcessRecord): Promise<void> {
+    return this.#record({ process: record });
   }
 
   async removeProcess(pid: number): Promise<void> {
     if (this.#db.data.processes?.[String(pid)] === undefined) return;
-    delete this.#db.data.processes[String(pid)];
-    await this.#writer.flush();
+    await this.#record({ process_removed: pid });
   }
 
   async close(): Promise<void> {
-    await this.#writer.flush();
+    await this.#journal.flushed();
+    await this.#compact();
+    await this.#journal.close();
     await this.#finished.close();
   }
 }

@@ -50,18 +50,20 @@ t.test('SIGTERM stops engines, removes the socket and exits 0; a restart keeps f
 });
 
 t.test('a corrupt state file is reported and kept aside, never silently replaced', async (t) => {
-  const daemon = await TestDaemon.start();
+  // A graceful stop folds the journal into the state.json snapshot; the crash comes on the next run.
+  const first = await TestDaemon.start();
+  await first.stop();
+  const daemon = await TestDaemon.start({ dir: first.dir });
   const client = await daemon.client();
   const job = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'hang' } });
   await waitForStatus(client, job.job_id, ['running']);
   const enginePid = Number(await waitForFile(join(daemon.runDir(job.job_id), 'workspace', '.fake-engine', 'pid')));
   await daemon.kill();
-  // Stopping survivors of a crashed daemon is the restart-recovery feature's job; here the test cleans up.
   t.teardown(() => {
     try {
       process.kill(-enginePid, 'SIGKILL');
     } catch {
-      // already gone
+      // already gone: the restart stops survivors itself
     }
   });
   const statePath = join(daemon.stateDir, 'state.json');

@@ -1,9 +1,9 @@
 import t from 'tap';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Job } from '../../daemon/jobs/job.js';
-import { LowdbStore, SCHEMA_VERSION, StateVersionError } from '../../daemon/store/lowdb-store.js';
+import { LowdbStore, SCHEMA_VERSION, StateVersionError, COMPACT_MIN_BYTES } from '../../daemon/store/lowdb-store.js';
 
 const NOW = new Date('2025-06-01T12:00:00.000Z');
 const now = (): Date => NOW;
@@ -46,8 +46,27 @@ async function tempDir(t: { teardown(fn: () => unknown): void }): Promise<string
   return dir;
 }
 
+/**
+ * The hot state as a restart would load it from disk: the state.json snapshot, then the
+ * state.wal journal replayed over it, minus jobs the finished log holds.
+ */
 async function readState(dir: string): Promise<{ schema_version: number; jobs: Record<string, Job> }> {
-  return JSON.parse(await readFile(join(dir, 'state.json'), 'utf8')) as { schema_version: number; jobs: Record<string, Job> };
+  const snapshot = await readFile(join(dir, 'state.json'), 'utf8').catch(() => '{"schema_version":1,"jobs":{}}');
+  const state = JSON.parse(snapshot) as { schema_version: number; jobs: Record<string, Job> };
+  const journal = await readFile(join(dir, 'state.wal'), 'utf8').catch(() => '');
+  for (const line of journal.split('\n')) {
+    const entry = line === '' ? null : (JSON.parse(line) as { job?: Job });
+    if (entry?.job !== undefined) state.jobs[entry.job.job_id] = entry.job;
+  }
+  const finished = await readFile(join(dir, 'jobs-finished.ndjson'), 'utf8').catch(() => '');
+  for (const line of finished.split('\n')) if (line !== '') delete state.jobs[(JSON.parse(line) as Job).job_id];
+  return state;
+}
+
+/** Bytes of the hot state on disk: snapshot and journal. */
+async function hotStateBytes(dir: string): Promise<number> {
+  const sizes = await Promise.all(['state.json', 'state.wal'].map((f) => stat(join(dir, f)).then((s) => s.size, () => 0)));
+  return sizes.reduce((a, b) => a + b, 0);
 }
 
 async function readFinished(dir: string): Promise<Job[]> {
@@ -313,13 +332,41 @@ t.test('the state file does not grow with the number of finished jobs', async (t
   const store = await LowdbStore.open(dir, now);
   t.teardown(() => store.close());
   await store.putJob(makeJob(0, { status: 'running' }));
-  const sizeWithOneActive = (await stat(join(dir, 'state.json'))).size;
+  const sizeWithOneActive = await hotStateBytes(dir);
   await Promise.all(Array.from({ length: 500 }, (_, i) => store.putJob(makeJob(i + 1, { status: 'succeeded' }))));
-  const size = (await stat(join(dir, 'state.json'))).size;
-  t.equal(size, sizeWithOneActive, 'state.json is exactly as big as with one active job');
-  t.ok(size < 2048, `state.json stays small (${size} bytes)`);
+  const size = await hotStateBytes(dir);
+  t.equal(size, sizeWithOneActive, 'the hot state on disk is exactly as big as with one active job');
+  t.ok(size < 2048, `the hot state stays small (${size} bytes)`);
   t.same(Object.keys((await readState(dir)).jobs), ['job-0000']);
   t.equal((await readFinished(dir)).length, 500, 'all 500 are in the finished log');
   t.equal(store.countByStatus().succeeded, 500);
   t.equal(store.listJobs({ limit: 1000 }).jobs.length, 501);
+});
+
+t.test('each change is one journal line; the journal is folded into the snapshot once it grows', async (t) => {
+  const dir = await tempDir(t);
+  const store = await LowdbStore.open(dir, now);
+  await store.putJob(makeJob(1, { status: 'running' }));
+  t.equal((await readFile(join(dir, 'state.wal'), 'utf8')).split('\n').filter((l) => l !== '').length, 1, 'one line for one change');
+  for (let i = 0; i < 1500; i += 1) await store.putJob(makeJob(1, { status: i % 2 === 0 ? 'waiting_user' : 'running', attempt: i }));
+  const journalBytes = (await stat(join(dir, 'state.wal'))).size;
+  t.ok(journalBytes <= COMPACT_MIN_BYTES + 4096, `the journal was compacted (${journalBytes} bytes)`);
+  t.equal((await readState(dir)).jobs['job-0001']?.attempt, 1499, 'snapshot plus journal hold the latest state');
+  await store.close();
+  const again = await LowdbStore.open(dir, now);
+  t.teardown(() => again.close());
+  t.equal(again.getJob('job-0001')?.attempt, 1499);
+});
+
+t.test('a torn last journal line (a crash mid-append) is cut off and reported; earlier lines count', async (t) => {
+  const dir = await tempDir(t);
+  const store = await LowdbStore.open(dir, now);
+  await store.putJob(makeJob(1, { status: 'running' }));
+  await store.putJob(makeJob(2, { status: 'queued' }));
+  // Simulate a crash: no close (which would compact), and half a line at the end.
+  await appendFile(join(dir, 'state.wal'), '{"job":{"job_id":"job-0003","sta');
+  const again = await LowdbStore.open(dir, now);
+  t.teardown(() => again.close());
+  t.same(again.notices.map((n) => n.code), ['STATE_JOURNAL_DAMAGED']);
+  t.same(again.activeJobs().map((j) => j.job_id), ['job-0001', 'job-0002']);
 });
