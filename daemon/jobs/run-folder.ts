@@ -39,18 +39,18 @@ export class RunFolder {
   }
 
   /** Creates the folder with a snapshot of the skill: later edits of the skill never reach this job. */
-  async create(skillFiles: SkillFiles, request: unknown): Promise<void> {
+  /**
+   * Creates the folder with a snapshot of the skill (its SKILL.md replaced by `skillMd`, the
+   * patched one): later edits of the skill never reach this job. The request is written durably.
+   */
+  async create(skillFiles: SkillFiles, skillMd: string, request: unknown): Promise<void> {
     await mkdir(this.artifactsDir, { recursive: true, mode: 0o700 });
-    for (const [rel, bytes] of skillFiles) {
-      const path = join(this.skillDir, rel);
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, bytes);
-    }
-    await writeFileDurably(this.requestFile, `${JSON.stringify(request, null, 2)}\n`);
-  }
-
-  async writeSkillMd(text: string): Promise<void> {
-    await writeFile(this.skillMd, text, 'utf8');
+    const folders = new Set([...skillFiles.keys()].map((rel) => dirname(join(this.skillDir, rel))));
+    for (const folder of [...folders].sort()) await mkdir(folder, { recursive: true });
+    await Promise.all([
+      ...[...skillFiles].map(([rel, bytes]) => writeFile(join(this.skillDir, rel), rel === 'SKILL.md' ? skillMd : bytes)),
+      writeFileDurably(this.requestFile, `${JSON.stringify(request, null, 2)}\n`),
+    ]);
   }
 
   async readRequest<T>(): Promise<T> {

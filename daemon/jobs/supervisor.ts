@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { SkilldError } from '../../rpc/errors.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -103,10 +102,16 @@ export class Supervisor {
     const job = newJob(plan, params, config, profile, clock.now());
 
     const folder = this.runFolder(job.job_id);
-    await folder.create(plan.skill.files, { input: plan.input, parameter: plan.parameter, model: job.model });
-    const original = await readFile(folder.skillMd, 'utf8');
-    await folder.writeSkillMd(patchSkillMd(original, plan.mode, folder.artifactsDir));
-    await store.putJob(job);
+    const original = plan.skill.files.get('SKILL.md')?.toString('utf8') ?? '';
+    // The run folder and the job record are written at the same time; the answer waits for both.
+    // A crash in between can leave a queued job without its request: it then fails, explained, at
+    // its first turn (it was never acknowledged).
+    await Promise.all([
+      folder.create(plan.skill.files, patchSkillMd(original, plan.mode, folder.artifactsDir), { input: plan.input, parameter: plan.parameter, model: job.model }),
+      store.putJob(job),
+    ]);
+    // The validated definition serves the job's turns; after a restart it is reloaded from the snapshot.
+    this.#skills.set(job.job_id, plan.skill);
     this.#d.logger.info({ job_id: job.job_id, skill_id: job.skill_id, engine: job.engine, mode: job.execution_mode }, 'job created');
     this.#d.events.emit(job.job_id, 'status_changed', { from: null, to: 'queued' });
     this.#schedule(job.job_id);
@@ -193,22 +198,14 @@ export class Supervisor {
     const folder = this.runFolder(jobId);
     const skill = await this.#skillOf(job);
     const adapter = ENGINES[job.engine];
-    const plan = planTurn({
-      job,
-      skill,
-      adapter,
-      command: this.#d.config.engines[job.engine].command,
-      folder,
-      request: await folder.readRequest(),
-      history: await folder.readHistory<Interaction>(),
-    });
+    const [request, history] = await Promise.all([folder.readRequest<{ input: Record<string, unknown>; parameter: Record<string, unknown> }>(), folder.readHistory<Interaction>()]);
+    const plan = planTurn({ job, skill, adapter, command: this.#d.config.engines[job.engine].command, folder, request, history });
     if (plan === null) {
       await this.#settle(job, { status: 'failed', error: { code: 'SESSION_RESUME_FAILED', message: 'no stored session handle or reply to resume with' }, warnings: [] }, job.session_handle);
       return;
     }
     const attempt = job.attempt + 1;
-    await this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString() });
-    await folder.startAttempt(attempt, plan.prompt);
+    await Promise.all([this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString() }), folder.startAttempt(attempt, plan.prompt)]);
     // A shutdown that began during the awaits above must not be followed by a new process: the
     // job stays running and is settled as interrupted at the next start.
     if (this.#closing) return;
