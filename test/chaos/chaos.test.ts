@@ -90,7 +90,11 @@ t.test(`chaos: ${JOBS} jobs, random engine kills, random replies, two daemon cra
       await replyToOne(client);
     } else if (roll < 0.9) {
       const pid = pick(await enginePids());
-      if (pid !== undefined) process.kill(pid, 'SIGKILL');
+      try {
+        if (pid !== undefined) process.kill(pid, 'SIGKILL');
+      } catch {
+        // it ended between the look and the kill
+      }
     }
     await pause(60);
   }
