@@ -29,6 +29,14 @@ t.test('API-5 a mode listed in execution_modes is accepted', async (t) => {
   await waitForStatus(client, job.job_id);
 });
 
+t.test('API-2 execution_mode interactive is accepted for a skill that lists it', async (t) => {
+  const job = await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine: 'iflow', execution_mode: 'interactive', input: { emit: { greeting: 'i' } } });
+  t.equal(job.execution_mode, 'interactive');
+  t.equal(job.status, 'queued');
+  t.match(job['interactive_profile'], { kind: 'resumable' });
+  t.equal((await waitForStatus(client, job.job_id)).status, 'succeeded');
+});
+
 t.test('API-6 a mode the skill does not list gets SKILL_EXECUTION_MODE_UNSUPPORTED', async (t) => {
   const error = await createError(client, { skill_id: 'echo-auto', engine: 'codex', execution_mode: 'interactive' });
   t.equal(error.dataCode, 'SKILL_EXECUTION_MODE_UNSUPPORTED');
