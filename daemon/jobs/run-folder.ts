@@ -1,7 +1,7 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SkillFiles } from '../skills/skill-files.js';
-import { writeFileDurably } from '../store/durable-file.js';
+import { syncFolder, writeFileDurably } from '../store/durable-file.js';
 
 export type LogStream = 'stdout' | 'stderr';
 
@@ -70,13 +70,39 @@ export class RunFolder {
     return readJsonFile<T>(join(this.root, 'pending.json'));
   }
 
+  /** The latest version of the interaction history: the last complete line of `history.ndjson`. */
   async readHistory<T>(): Promise<T[]> {
-    return (await readJsonFile<T[]>(join(this.root, 'history.json'))) ?? [];
+    const text = await readFile(this.#historyFile, 'utf8').catch(() => '');
+    const lines = text.split('\n').filter((line) => line !== '');
+    for (let i = lines.length - 1; i >= 0; i -= 1) {
+      try {
+        return JSON.parse(lines[i] as string) as T[];
+      } catch {
+        // a torn last line from a crash: the version before it stands
+      }
+    }
+    return [];
   }
 
-  /** Durable before it returns: an acknowledged reply survives a crash. */
+  /**
+   * Appends the new version of the history as one line and fdatasyncs it before returning, so an
+   * acknowledged reply survives a crash. An append costs one sync, where a replace by rename costs
+   * three; the folder is synced once, when the file is created.
+   */
   async writeHistory(history: unknown[]): Promise<void> {
-    await writeFileDurably(join(this.root, 'history.json'), `${JSON.stringify(history, null, 2)}\n`);
+    const created = (await stat(this.#historyFile).catch(() => null)) === null;
+    const file = await open(this.#historyFile, 'a', 0o600);
+    try {
+      await file.appendFile(`${JSON.stringify(history)}\n`, 'utf8');
+      await file.datasync();
+    } finally {
+      await file.close();
+    }
+    if (created) await syncFolder(this.root);
+  }
+
+  get #historyFile(): string {
+    return join(this.root, 'history.ndjson');
   }
 
   async writeResult(result: unknown): Promise<void> {
