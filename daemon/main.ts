@@ -15,6 +15,7 @@ import { Supervisor } from './jobs/supervisor.js';
 import { JobQueries } from './jobs/queries.js';
 import type { Logger } from './logger.js';
 import { createSpawner } from './process/spawn.js';
+import { definedEnv } from './process/env.js';
 import { notifySystemd } from './notify.js';
 import { SkillRegistry } from './skills/registry.js';
 import { SkillWatcher } from './skills/watch.js';
@@ -46,7 +47,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   await skills.loadAll();
   const events = new EventLog(runsDir, clock);
   const pool = new SlotPool(config.max_concurrent);
-  const engines = new EngineCatalog(config.engines, stringEnv(process.env));
+  const engines = new EngineCatalog(config.engines, definedEnv(process.env));
   const probe = new ProfileProbe(config.engines, (name) => engines.envFor(name), runShort);
   const supervisor = new Supervisor({
     store, events, pool, clock, logger, skills, config, runsDir,
@@ -91,10 +92,6 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
       return closing;
     },
   };
-}
-
-function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
 
 async function readVersion(): Promise<string> {

@@ -1,3 +1,4 @@
+import { definedEnv } from './process/env.js';
 import { runShort } from './process/run-short.js';
 
 /** How long systemd-notify may take before it is given up on. */
@@ -10,7 +11,6 @@ const NOTIFY_TIMEOUT_MS = 5000;
 export async function notifySystemd(state: 'READY=1' | 'STOPPING=1', env: NodeJS.ProcessEnv): Promise<string | null> {
   const socket = env['NOTIFY_SOCKET'];
   if (socket === undefined || socket === '') return null;
-  const childEnv = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
-  const run = await runShort(['systemd-notify', `--pid=${process.pid}`, state], childEnv, NOTIFY_TIMEOUT_MS);
+  const run = await runShort(['systemd-notify', `--pid=${process.pid}`, state], definedEnv(env), NOTIFY_TIMEOUT_MS);
   return run.ok ? null : `systemd-notify ${state} failed: ${run.error ?? run.stderr.trim()}`;
 }

@@ -211,9 +211,9 @@ export class Supervisor {
     if (this.#closing) return;
     const { turn, session, recorded } = this.#launcher.launch(job, attempt, plan, folder, (exit) => this.#onStickyLost(jobId, exit));
     if (session !== null) this.#sessions.set(jobId, session);
-    this.#turns.set(jobId, turn);
-    await recorded;
+    // Registered before the first await, so that a shutdown in between still finds the turn.
     this.#watchTurn(jobId, attempt, turn, skill, plan.resuming);
+    await recorded;
   }
 
   #watchTurn(jobId: string, attempt: number, turn: TurnHandle, skill: SkillDefinition, resuming: boolean): void {

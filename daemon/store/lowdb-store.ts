@@ -26,6 +26,8 @@ export class StateVersionError extends Error {
 /** lowdb adapter that writes durably and reports an unreadable file instead of replacing it. */
 class DurableJsonAdapter implements Adapter<HotState> {
   readonly #path: string;
+  /** Size of the snapshot last read or written, for the compaction threshold. */
+  bytes = 0;
 
   constructor(path: string) {
     this.#path = path;
@@ -37,6 +39,7 @@ class DurableJsonAdapter implements Adapter<HotState> {
       throw error;
     });
     if (text === null) return null;
+    this.bytes = Buffer.byteLength(text);
     const data = JSON.parse(text) as unknown;
     if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new SyntaxError('not a state object');
     const version = (data as { schema_version?: unknown }).schema_version;
@@ -50,7 +53,9 @@ class DurableJsonAdapter implements Adapter<HotState> {
   }
 
   write(data: HotState): Promise<void> {
-    return writeFileDurably(this.#path, `${JSON.stringify(data)}\n`);
+    const text = `${JSON.stringify(data)}\n`;
+    this.bytes = Buffer.byteLength(text);
+    return writeFileDurably(this.#path, text);
   }
 }
 
@@ -74,15 +79,16 @@ export class LowdbStore implements Store {
   readonly #finished: FinishedLog;
   readonly #journal: AppendLog;
   readonly #index = new JobIndex();
-  #snapshotBytes = 0;
+  readonly #snapshot: DurableJsonAdapter;
 
   private constructor(stateDir: string) {
     this.#statePath = join(stateDir, 'state.json');
-    this.#db = new Low(new DurableJsonAdapter(this.#statePath), { schema_version: SCHEMA_VERSION, jobs: {} });
+    this.#snapshot = new DurableJsonAdapter(this.#statePath);
+    this.#db = new Low(this.#snapshot, { schema_version: SCHEMA_VERSION, jobs: {} });
     this.#finished = new FinishedLog(join(stateDir, 'jobs-finished.ndjson'));
     this.#journal = new AppendLog(join(stateDir, 'state.wal'));
     this.#journal.onBetweenBatches(async () => {
-      if (this.#journal.size > COMPACT_MIN_BYTES && this.#journal.size > 2 * this.#snapshotBytes) await this.#compact();
+      if (this.#journal.size > COMPACT_MIN_BYTES && this.#journal.size > 2 * this.#snapshot.bytes) await this.#compact();
     });
   }
 
@@ -112,7 +118,6 @@ export class LowdbStore implements Store {
       else delete this.#db.data.jobs[job.job_id];
     }
     this.#index.sort();
-    this.#snapshotBytes = Buffer.byteLength(JSON.stringify(this.#db.data));
     if (this.#journal.size > 0) await this.#compact();
   }
 
@@ -145,7 +150,6 @@ export class LowdbStore implements Store {
   /** Writes the whole hot state as the snapshot, then empties the journal (replaying it again is harmless). */
   async #compact(): Promise<void> {
     await this.#db.write();
-    this.#snapshotBytes = Buffer.byteLength(JSON.stringify(this.#db.data));
     await this.#journal.cut(0);
   }
 
