@@ -4,6 +4,7 @@
 import t from 'tap';
 import type { RpcClient } from '../../rpc/client.js';
 import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import type { InteractionView } from '../../clients/wire.js';
 
 interface Job extends JobView {
   attempt: number;
@@ -13,15 +14,6 @@ interface Job extends JobView {
   wait_deadline_at: string | null;
   updated_at: string;
   session_handle: { engine: string; handle_type: string; handle_value: string } | null;
-}
-interface Interaction {
-  interaction_id: number;
-  prompt: string;
-  kind: string;
-  response: unknown;
-  resolution_mode: string | null;
-  asked_at: string;
-  replied_at: string | null;
 }
 interface JobEvent {
   job_id: string;
@@ -38,8 +30,8 @@ async function createInteractive(c: RpcClient, engine: string, extra: Record<str
 async function untilWaiting(c: RpcClient, jobId: string): Promise<Job> {
   return (await waitForStatus(c, jobId, ['waiting_user', 'succeeded', 'failed', 'canceled'])) as Job;
 }
-async function historyOf(c: RpcClient, jobId: string): Promise<Interaction[]> {
-  return (await c.request<{ interactions: Interaction[] }>('jobs/history', { job_id: jobId })).interactions;
+async function historyOf(c: RpcClient, jobId: string): Promise<InteractionView[]> {
+  return (await c.request<{ interactions: InteractionView[] }>('jobs/history', { job_id: jobId })).interactions;
 }
 /** Status changes of one job, replayed from seq 1 once it is terminal. */
 async function statusTrail(daemon: TestDaemon, jobId: string): Promise<string[]> {

@@ -8,6 +8,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENGINE_NAMES, TestDaemon, alive, waitForStatus, type JobView, type TestEngine } from '../helpers/daemon.js';
+import type { InteractionView } from '../../clients/wire.js';
 import { EventTrail } from '../helpers/event-trail.js';
 
 interface Job extends JobView {
@@ -16,16 +17,6 @@ interface Job extends JobView {
   session_handle: { engine: string; handle_type: string; handle_value: string } | null;
   pending_interaction_id: number | null;
 }
-interface Interaction {
-  interaction_id: number;
-  prompt: string;
-  kind: string;
-  response: unknown;
-  resolution_mode: string | null;
-  asked_at: string;
-  replied_at: string | null;
-}
-
 t.jobs = 3;
 const daemon = await TestDaemon.start({ config: { max_concurrent: 8 } });
 t.teardown(() => daemon.cleanup());
@@ -177,7 +168,7 @@ t.test('API-9 API-10 LC-7 free text and a JSON object are both accepted; the obj
   t.same(JSON.parse(calls[2]?.prompt ?? 'null'), object);
   t.same((await client.request<{ output: unknown }>('jobs/result', { job_id: created.job_id })).output, { greeting: 'hello', reply: JSON.stringify(object) });
 
-  const { interactions } = await client.request<{ interactions: Interaction[] }>('jobs/history', { job_id: created.job_id });
+  const { interactions } = await client.request<{ interactions: InteractionView[] }>('jobs/history', { job_id: created.job_id });
   t.equal(interactions.length, 2, 'LC-7 one entry per round');
   t.match(interactions, [
     { interaction_id: 1, prompt: 'Question 1?', kind: 'open_text', response: 'free text answer', resolution_mode: 'user_reply' },

@@ -1,31 +1,17 @@
 import t from 'tap';
-import { execFile, execFileSync, spawn } from 'node:child_process';
-import { promisify } from 'node:util';
+import { execFileSync, spawn } from 'node:child_process';
 import type { Context } from '../../clients/command.js';
 import { ANSWER_PROMPT, interact } from '../../clients/interactive.js';
 import { SKILLCTL_BIN, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { runSkillctl, type Outcome } from '../helpers/skillctl.js';
 
-const run = promisify(execFile);
 const daemon = await TestDaemon.start({ config: { kill_grace_ms: 300 } });
 t.teardown(() => daemon.cleanup());
 const client = await daemon.client();
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the built skillctl with SKILLD_SOCKET set (so argv is exactly `args`); never throws on a non-zero exit. */
-async function ctl(args: string[]): Promise<Outcome> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [SKILLCTL_BIN, ...args], { env: { ...process.env, SKILLD_SOCKET: daemon.socket }, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
-    if (typeof failed.code !== 'number') throw error;
-    return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
-  }
+/** Runs the built skillctl with SKILLD_SOCKET set (so argv is exactly `args`). */
+function ctl(args: string[]): Promise<Outcome> {
+  return runSkillctl(args, { ...process.env, SKILLD_SOCKET: daemon.socket });
 }
 
 /** An interactive echo-both job that asks "Which city should I use?" (Paris/Rome), once it waits. */

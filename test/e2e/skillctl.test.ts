@@ -1,35 +1,17 @@
 import t from 'tap';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { SKILLCTL_BIN, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { runSkillctl, type Outcome } from '../helpers/skillctl.js';
 
-const run = promisify(execFile);
 const daemon = await TestDaemon.start({ config: { kill_grace_ms: 300 } });
 t.teardown(() => daemon.cleanup());
 const client = await daemon.client();
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the built skillctl; never throws on a non-zero exit. */
 async function ctl(args: string[], options: { socket?: string | null; env?: Record<string, string | undefined> } = {}): Promise<Outcome> {
   const socket = options.socket === undefined ? daemon.socket : options.socket;
-  const argv = [SKILLCTL_BIN, ...args, ...(socket === null ? [] : ['--socket', socket])];
-  const env = { ...process.env, SKILLD_SOCKET: undefined, ...options.env };
-  try {
-    const { stdout, stderr } = await run(process.execPath, argv, { env, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
-    if (typeof failed.code !== 'number') throw error;
-    return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
-  }
+  return runSkillctl([...args, ...(socket === null ? [] : ['--socket', socket])], { ...process.env, SKILLD_SOCKET: undefined, ...options.env });
 }
 
 async function createJob(args: string[]): Promise<string> {

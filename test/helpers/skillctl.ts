@@ -1,0 +1,24 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { SKILLCTL_BIN } from './daemon.js';
+
+const run = promisify(execFile);
+
+/** What one run of the built skillctl printed, and its exit code. */
+export interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built skillctl with exactly `argv` and `env`; never throws on a non-zero exit. */
+export async function runSkillctl(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [SKILLCTL_BIN, ...argv], { env, timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
+    if (typeof failed.code !== 'number') throw error;
+    return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
