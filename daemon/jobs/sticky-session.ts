@@ -34,6 +34,7 @@ export class StickySession {
   #turn: ActiveTurn | null = null;
   #exit: ExitInfo | null = null;
   #closing = false;
+  #stopping: Promise<unknown> = Promise.resolve();
 
   constructor(spawner: Spawner, clock: Clock, spec: StickySpec) {
     this.#clock = clock;
@@ -105,12 +106,13 @@ export class StickySession {
     const turn = this.#turn;
     if (turn === null || turn.stopReason !== null) return;
     turn.stopReason = reason;
-    void this.#proc.stop();
+    this.#stopping = this.#proc.stop();
   }
 
   #exited(exit: ExitInfo): void {
     this.#exit = exit;
-    if (this.#turn !== null) this.#endTurn(exit);
+    // A stopped turn ends once the whole process tree is gone, not only its leader.
+    if (this.#turn !== null) void this.#stopping.then(() => this.#endTurn(exit));
     else if (!this.#closing) this.#spec.onLost(exit);
   }
 

@@ -56,14 +56,17 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
       spec.onOutput(stream, `[skilld: a line of more than ${bytes} bytes was dropped]`);
     },
   });
+  let stopped: Promise<unknown> = Promise.resolve();
   const stop = (reason: StopReason): void => {
     if (stopReason !== null) return;
     stopReason = reason;
-    void proc.stop();
+    stopped = proc.stop();
   };
   const timer = clock.setTimer(spec.hardTimeoutMs, () => stop('timeout'));
-  const done = proc.exited.then((exit): TurnReport => {
+  const done = proc.exited.then(async (exit): Promise<TurnReport> => {
     timer.cancel();
+    // A stopped turn ends once its whole process tree is gone, not only its leader.
+    await stopped;
     const parsed = spec.parser.result();
     const outcome = checkTurnEnd(classify(exit, stopReason, spec, { sawOutput, stderrTail }), spec.parser.turnEnded, spec.resuming);
     return { outcome: checkSession(outcome, parsed.sessionId, spec.expectedSession ?? null), parsed, exit, pid: proc.pid };

@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { LineSplitter } from '../../rpc/framing.js';
 import type { Clock } from '../clock.js';
 import { groupAlive, signalGroup } from './group.js';
-import { processTree, signalEach } from './proc.js';
+import { isSameProcess, processTree, readStat, signalEach } from './proc.js';
 
 /** Engine output lines longer than this are dropped (the rest of the turn is still read). */
 export const MAX_ENGINE_LINE_BYTES = 2 * 1024 * 1024;
@@ -36,7 +36,10 @@ export interface ExitInfo {
 export interface EngineProcess {
   readonly pid: number | null;
   readonly exited: Promise<ExitInfo>;
-  /** SIGTERM to the group, SIGKILL after the grace period; resolves once the leader has exited. Idempotent. */
+  /**
+   * SIGTERM to the group and its descendants, SIGKILL after the grace period; resolves once the
+   * leader has exited and nothing of its tree is left. Idempotent.
+   */
   stop(): Promise<ExitInfo>;
   /** Writes to stdin (sticky transport); false when stdin is not open. */
   write(text: string): boolean;
@@ -105,8 +108,8 @@ class ExecaProcess implements EngineProcess {
   stop(): Promise<ExitInfo> {
     if (this.#stopping !== null) return this.#stopping;
     const pid = this.pid;
-    if (pid !== null && !this.#leaderGone) stopTree(pid, this.#clock, this.#graceMs);
-    this.#stopping = this.exited;
+    const treeGone = pid !== null && !this.#leaderGone ? stopTree(pid, this.#clock, this.#graceMs) : Promise.resolve();
+    this.#stopping = Promise.all([this.exited, treeGone]).then(([info]) => info);
     return this.#stopping;
   }
 
@@ -155,23 +158,33 @@ class ExecaProcess implements EngineProcess {
 
   /** Members of the group that outlive the leader get the same stop sequence: nothing lingers. */
   #sweepGroup(pgid: number): void {
-    if (groupAlive(pgid)) stopTree(pgid, this.#clock, this.#graceMs);
+    if (groupAlive(pgid)) void stopTree(pgid, this.#clock, this.#graceMs);
   }
 }
+
+/** While a stop is under way, how often the snapshotted tree is checked for survivors. */
+const TREE_CHECK_MS = 20;
 
 /**
  * The stop sequence: SIGTERM to the group and to every descendant (snapshotted first, so tools
  * that left the group are included), then SIGKILL to whatever is still the same process after
- * the grace period.
+ * the grace period. Resolves once none of them is alive (zombies waiting for a reaper count as
+ * gone), at the latest a second after the SIGKILL.
  */
-export function stopTree(pid: number, clock: Clock, graceMs: number): void {
-  const tree = processTree(pid, pid);
+export async function stopTree(pid: number, clock: Clock, graceMs: number): Promise<void> {
+  const leader = readStat(pid);
+  const tree = [...(leader === null ? [] : [leader]), ...processTree(pid, pid)];
   signalGroup(pid, 'SIGTERM');
   signalEach(tree, 'SIGTERM');
-  clock.setTimer(graceMs, () => {
+  const kill = clock.setTimer(graceMs, () => {
     signalGroup(pid, 'SIGKILL');
     signalEach(tree, 'SIGKILL');
   });
+  const giveUpAt = clock.now().getTime() + graceMs + 1000;
+  while (tree.some((p) => isSameProcess(p.pid, p.startTime)) && clock.now().getTime() < giveUpAt) {
+    await new Promise<void>((resolve) => clock.setTimer(TREE_CHECK_MS, resolve));
+  }
+  if (!tree.some((p) => isSameProcess(p.pid, p.startTime))) kill.cancel();
 }
 
 function openLog(path: string): WriteStream {

@@ -3,9 +3,6 @@ import type { ProcessRecord } from '../store/store.js';
 import { isSameProcess } from './proc.js';
 import { stopTree } from './spawn.js';
 
-/** How often survivors are checked while they are being stopped (start-up only). */
-const CHECK_EVERY_MS = 50;
-
 /**
  * Stops engine processes that outlived a crashed daemon: only those that are still the recorded
  * process (same pid and start time), with their whole tree. Resolves when they are gone (or the
@@ -13,10 +10,6 @@ const CHECK_EVERY_MS = 50;
  */
 export async function stopSurvivors(records: readonly ProcessRecord[], clock: Clock, graceMs: number): Promise<ProcessRecord[]> {
   const alive = records.filter((r) => isSameProcess(r.pid, r.start_time));
-  for (const record of alive) stopTree(record.pid, clock, graceMs);
-  const deadline = clock.now().getTime() + graceMs + 1000;
-  while (alive.some((r) => isSameProcess(r.pid, r.start_time)) && clock.now().getTime() < deadline) {
-    await new Promise<void>((resolve) => clock.setTimer(CHECK_EVERY_MS, resolve));
-  }
+  await Promise.all(alive.map((record) => stopTree(record.pid, clock, graceMs)));
   return alive;
 }
