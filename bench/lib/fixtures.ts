@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Job } from '../../daemon/jobs/job.js';
+import { encodeFinishedJob } from '../../daemon/store/finished-log.js';
 import { TEST_SKILLS } from './paths.js';
 
 export type { Job };
@@ -61,7 +62,7 @@ export async function writeFinishedLog(path: string, count: number, skillIds: re
       started_at: new Date(started).toISOString(),
       finished_at: new Date(finished).toISOString(),
     };
-    lines.push(JSON.stringify(job));
+    lines.push(encodeFinishedJob(job));
   }
   await writeFile(path, lines.length === 0 ? '' : `${lines.join('\n')}\n`, { mode: 0o600 });
   return ids;

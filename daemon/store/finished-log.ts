@@ -1,6 +1,72 @@
 import { AppendLog } from './append-log.js';
 import type { Job } from '../jobs/job.js';
+import { TERMINAL_STATUSES, type JobStatus } from '../jobs/states.js';
 import type { StoreNotice } from './store.js';
+
+/**
+ * A finished job as the store keeps it in memory: the fields the index filters and orders by, and
+ * the job's stored line, parsed only when the job is read. History costs a string per job, not a
+ * tree of objects for the garbage collector to walk, and loading it does not parse every job.
+ */
+export interface FinishedRecord {
+  job_id: string;
+  status: JobStatus;
+  skill_id: string;
+  created_at: string;
+  line: string;
+}
+
+/** A stored line of a finished job that does not parse any more (the file was damaged after load). */
+export class FinishedLineError extends Error {
+  override readonly name = 'FinishedLineError';
+}
+
+/**
+ * One finished job as a line: the index fields come first, in this order, so that loading can read
+ * them from the start of the line without parsing the rest. Lines in any other order still load.
+ */
+export function encodeFinishedJob(job: Job): string {
+  const { job_id, status, skill_id, created_at, ...rest } = job;
+  return JSON.stringify({ job_id, status, skill_id, created_at, ...rest });
+}
+
+/** The job of a stored line. */
+export function decodeFinishedLine(line: string): Job {
+  try {
+    return JSON.parse(line) as Job;
+  } catch {
+    throw new FinishedLineError(`the stored record of a finished job is unreadable: ${line.slice(0, 80)}`);
+  }
+}
+
+const STRING = String.raw`"(?:[^"\\]|\\.)*"`;
+const HEADER = new RegExp(String.raw`^\{"job_id":(${STRING}),"status":"([a-z_]+)","skill_id":(${STRING}),"created_at":(${STRING}),`);
+
+function unquote(literal: string): string {
+  return literal.includes('\\') ? (JSON.parse(literal) as string) : literal.slice(1, -1);
+}
+
+/**
+ * The record of one stored line, or null when the line is not a finished job. A line in the
+ * encoder's layout is read from its header and its last character; any other line is parsed.
+ */
+export function readFinishedLine(line: string): FinishedRecord | null {
+  const header = HEADER.exec(line);
+  if (header !== null && line.endsWith('}')) {
+    const status = header[2] as JobStatus;
+    if (!TERMINAL_STATUSES.has(status)) return null;
+    return { job_id: unquote(header[1] as string), status, skill_id: unquote(header[3] as string), created_at: unquote(header[4] as string), line };
+  }
+  let job: Partial<Job>;
+  try {
+    job = JSON.parse(line) as Partial<Job>;
+  } catch {
+    return null;
+  }
+  if (typeof job !== 'object' || job === null || typeof job.job_id !== 'string' || typeof job.skill_id !== 'string' || typeof job.created_at !== 'string') return null;
+  if (job.status === undefined || !TERMINAL_STATUSES.has(job.status)) return null;
+  return { job_id: job.job_id, status: job.status, skill_id: job.skill_id, created_at: job.created_at, line };
+}
 
 /**
  * The append-only log of finished jobs, one JSON line each, fsynced per append. A torn last line
@@ -15,31 +81,35 @@ export class FinishedLog {
     this.#log = new AppendLog(path);
   }
 
-  async load(notices: StoreNotice[]): Promise<Job[]> {
+  async load(notices: StoreNotice[]): Promise<FinishedRecord[]> {
     const text = await this.#log.open();
     const lines = text.split('\n');
     const torn = lines.pop() ?? '';
-    const jobs: Job[] = [];
+    const records: FinishedRecord[] = [];
     lines.forEach((line, index) => {
-      const job = parseJob(line);
-      if (job !== null) jobs.push(job);
-      else if (line !== '') notices.push({ code: 'FINISHED_LOG_TRUNCATED', message: `unreadable line ${index + 1} skipped`, path: this.#path });
+      if (line === '') return;
+      const record = readFinishedLine(line);
+      if (record !== null) records.push(record);
+      else notices.push({ code: 'FINISHED_LOG_TRUNCATED', message: `unreadable line ${index + 1} skipped`, path: this.#path });
     });
-    if (torn === '') return jobs;
-    const last = parseJob(torn);
+    if (torn === '') return records;
+    // The last line had no newline: only a line that parses completely counts.
+    const last = tornLineRecord(torn);
     if (last !== null) {
-      jobs.push(last);
+      records.push(last);
       await this.#log.append('\n');
     } else {
       notices.push({ code: 'FINISHED_LOG_TRUNCATED', message: 'a torn last line was cut off', path: this.#path });
       await this.#log.cut(Buffer.byteLength(text) - Buffer.byteLength(torn));
     }
-    return jobs;
+    return records;
   }
 
-  /** Appends one finished job; resolves once it is on disk. */
-  append(job: Job): Promise<void> {
-    return this.#log.append(`${JSON.stringify(job)}\n`);
+  /** Appends one finished job; resolves with its record once it is on disk. */
+  async append(job: Job): Promise<FinishedRecord> {
+    const line = encodeFinishedJob(job);
+    await this.#log.append(`${line}\n`);
+    return { job_id: job.job_id, status: job.status, skill_id: job.skill_id, created_at: job.created_at, line };
   }
 
   close(): Promise<void> {
@@ -47,12 +117,11 @@ export class FinishedLog {
   }
 }
 
-function parseJob(line: string): Job | null {
-  if (line === '') return null;
+function tornLineRecord(line: string): FinishedRecord | null {
   try {
-    const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null && typeof (value as Job).job_id === 'string' ? (value as Job) : null;
+    JSON.parse(line);
   } catch {
     return null;
   }
+  return readFinishedLine(line);
 }

@@ -1,34 +1,69 @@
 import type { Job } from '../jobs/job.js';
 import { JOB_STATUSES, type JobStatus } from '../jobs/states.js';
+import { decodeFinishedLine, type FinishedRecord } from './finished-log.js';
 import type { JobQuery } from './store.js';
+
+/** What the index keeps of one job: the fields it filters and orders by, and the job or its stored line. */
+interface Entry {
+  job_id: string;
+  status: JobStatus;
+  skill_id: string;
+  created_at: string;
+  /** An active job, as stored. */
+  job: Job | null;
+  /** A finished job's line, parsed when it is read. */
+  line: string | null;
+}
+
+function byCreation(a: Entry, b: Entry): number {
+  if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
+  if (a.job_id === b.job_id) return 0;
+  return a.job_id < b.job_id ? -1 : 1;
+}
 
 /** In-memory view of every job: lookup by id, creation order for paging, counts per status. */
 export class JobIndex {
-  readonly #byId = new Map<string, Job>();
+  readonly #byId = new Map<string, Entry>();
   #order: string[] = [];
   readonly #position = new Map<string, number>();
   readonly #counts = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
 
-  get(jobId: string): Job | undefined {
-    return this.#byId.get(jobId);
+  has(jobId: string): boolean {
+    return this.#byId.has(jobId);
   }
 
+  /** The job; a finished one is parsed from its line, so every call returns a fresh object for it. */
+  get(jobId: string): Job | undefined {
+    const entry = this.#byId.get(jobId);
+    return entry === undefined ? undefined : read(entry);
+  }
+
+  /** An active job (kept as an object). */
   put(job: Job): void {
-    const previous = this.#byId.get(job.job_id);
+    this.#set({ job_id: job.job_id, status: job.status, skill_id: job.skill_id, created_at: job.created_at, job, line: null });
+  }
+
+  /** A finished job (kept as its stored line). */
+  putFinished(record: FinishedRecord): void {
+    this.#set({ job_id: record.job_id, status: record.status, skill_id: record.skill_id, created_at: record.created_at, job: null, line: record.line });
+  }
+
+  #set(entry: Entry): void {
+    const previous = this.#byId.get(entry.job_id);
     if (previous === undefined) {
-      this.#position.set(job.job_id, this.#order.length);
-      this.#order.push(job.job_id);
+      this.#position.set(entry.job_id, this.#order.length);
+      this.#order.push(entry.job_id);
     } else {
       this.#counts[previous.status] -= 1;
     }
-    this.#counts[job.status] += 1;
-    this.#byId.set(job.job_id, job);
+    this.#counts[entry.status] += 1;
+    this.#byId.set(entry.job_id, entry);
   }
 
   /** Restores creation order after a bulk load from two sources. */
   sort(): void {
-    const jobs = [...this.#byId.values()].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.job_id.localeCompare(b.job_id));
-    this.#order = jobs.map((job) => job.job_id);
+    const entries = [...this.#byId.values()].sort(byCreation);
+    this.#order = entries.map((entry) => entry.job_id);
     this.#position.clear();
     this.#order.forEach((id, i) => this.#position.set(id, i));
   }
@@ -37,17 +72,21 @@ export class JobIndex {
     return { ...this.#counts };
   }
 
-  /** Newest first, filtered, one page; `next` is the cursor for the following page. */
+  /** Newest first, filtered, one page; `next` is the cursor for the following page. Only the page is parsed. */
   list(query: JobQuery): { jobs: Job[]; next: string | null } {
     let i = query.before === undefined ? this.#order.length - 1 : (this.#position.get(query.before) ?? this.#order.length) - 1;
-    const jobs: Job[] = [];
+    const page: Entry[] = [];
     for (; i >= 0; i -= 1) {
-      const job = this.#byId.get(this.#order[i] as string) as Job;
-      if (query.status !== undefined && job.status !== query.status) continue;
-      if (query.skill_id !== undefined && job.skill_id !== query.skill_id) continue;
-      if (jobs.length === query.limit) return { jobs, next: jobs[jobs.length - 1]?.job_id ?? null };
-      jobs.push(job);
+      const entry = this.#byId.get(this.#order[i] as string) as Entry;
+      if (query.status !== undefined && entry.status !== query.status) continue;
+      if (query.skill_id !== undefined && entry.skill_id !== query.skill_id) continue;
+      if (page.length === query.limit) return { jobs: page.map(read), next: page[page.length - 1]?.job_id ?? null };
+      page.push(entry);
     }
-    return { jobs, next: null };
+    return { jobs: page.map(read), next: null };
   }
+}
+
+function read(entry: Entry): Job {
+  return entry.job ?? decodeFinishedLine(entry.line as string);
 }

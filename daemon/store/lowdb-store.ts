@@ -110,11 +110,10 @@ export class LowdbStore implements Store {
       this.#db.data = { schema_version: SCHEMA_VERSION, jobs: {} };
     }
     await this.#replayJournal();
-    const finished = await this.#finished.load(this.notices);
-    for (const job of finished) this.#index.put(job);
+    for (const record of await this.#finished.load(this.notices)) this.#index.putFinished(record);
     for (const job of Object.values(this.#db.data.jobs)) {
       // A job in both places was finished and appended before the hot file dropped it: finished wins.
-      if (this.#index.get(job.job_id) === undefined) this.#index.put(job);
+      if (!this.#index.has(job.job_id)) this.#index.put(job);
       else delete this.#db.data.jobs[job.job_id];
     }
     this.#index.sort();
@@ -178,12 +177,13 @@ export class LowdbStore implements Store {
     const stored = structuredClone(job);
     if (isTerminal(stored.status)) {
       // The finished log is the durable record; the snapshot drops the job at the next compaction.
-      await this.#finished.append(stored);
+      const record = await this.#finished.append(stored);
       delete this.#db.data.jobs[stored.job_id];
+      this.#index.putFinished(record);
     } else {
       await this.#record({ job: stored });
+      this.#index.put(stored);
     }
-    this.#index.put(stored);
   }
 
   #record(entry: JournalEntry): Promise<void> {

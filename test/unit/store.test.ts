@@ -327,6 +327,54 @@ t.test('an unreadable line in the middle of the finished log is skipped with a n
   t.same(ids(store.listJobs({ limit: 10 }).jobs), ['job-0002', 'job-0001']);
 });
 
+t.test('finished jobs are stored index fields first and read back whole; other layouts still load', async (t) => {
+  const dir = await tempDir(t);
+  const first = await LowdbStore.open(dir, now);
+  // Escapes in the header fields must survive the header fast path.
+  const quoted = makeJob(1, { status: 'failed', skill_id: 'odd-"skill"\\x' });
+  const plain = makeJob(2, { status: 'succeeded' });
+  await first.putJob(quoted);
+  await first.putJob(plain);
+  await first.close();
+  const lines = (await readFile(join(dir, 'jobs-finished.ndjson'), 'utf8')).split('\n').filter((l) => l !== '');
+  for (const line of lines) t.same(Object.keys(JSON.parse(line) as object).slice(0, 4), ['job_id', 'status', 'skill_id', 'created_at'], 'index fields lead the line');
+  // A line in another key order (written by hand, or an older layout) appended after them.
+  const reordered = makeJob(3, { status: 'canceled', skill_id: 'other' });
+  const { job_id: _id, ...rest } = reordered;
+  await appendFile(join(dir, 'jobs-finished.ndjson'), `${JSON.stringify({ ...rest, job_id: reordered.job_id })}\n`);
+
+  const store = await LowdbStore.open(dir, now);
+  t.teardown(() => store.close());
+  t.same(store.notices, []);
+  t.same(store.getJob('job-0001'), quoted, 'escaped skill_id read back exactly');
+  t.same(store.getJob('job-0003'), reordered);
+  t.same(ids(store.listJobs({ limit: 10, skill_id: quoted.skill_id }).jobs), ['job-0001'], 'filtered on the header field');
+  t.same(ids(store.listJobs({ limit: 10, status: 'canceled' }).jobs), ['job-0003']);
+  t.same(store.countByStatus(), { queued: 0, running: 0, waiting_user: 0, succeeded: 1, failed: 1, canceled: 1 });
+  const a = store.getJob('job-0002');
+  const b = store.getJob('job-0002');
+  t.not(a, b, 'each read of a finished job is a fresh object: a caller cannot change what is stored');
+});
+
+t.test('a finished line that is not a terminal job is skipped with a notice; a damaged body is reported when read', async (t) => {
+  const dir = await tempDir(t);
+  const good = makeJob(1, { status: 'succeeded' });
+  const notTerminal = makeJob(2, { status: 'running' });
+  const damaged = makeJob(3, { status: 'succeeded' });
+  const layout = (job: Job): string => {
+    const { job_id, status, skill_id, created_at, ...rest } = job;
+    return JSON.stringify({ job_id, status, skill_id, created_at, ...rest });
+  };
+  const broken = layout(damaged).replace('"engine":"codex"', '"engine":codex');
+  await writeFile(join(dir, 'jobs-finished.ndjson'), `${layout(good)}\n${layout(notTerminal)}\n${JSON.stringify({ job_id: 'job-x' })}\n${broken}\n`);
+  const store = await LowdbStore.open(dir, now);
+  t.teardown(() => store.close());
+  t.same(store.notices.map((n) => n.message), ['unreadable line 2 skipped', 'unreadable line 3 skipped']);
+  t.same(store.getJob('job-0001'), good);
+  t.equal(store.getJob('job-0002'), undefined);
+  t.throws(() => store.getJob('job-0003'), { name: 'FinishedLineError', message: /unreadable/ }, 'the damage is an error, never a wrong job');
+});
+
 t.test('the state file does not grow with the number of finished jobs', async (t) => {
   const dir = await tempDir(t);
   const store = await LowdbStore.open(dir, now);
