@@ -31,11 +31,11 @@ export function encodeFinishedJob(job: Job): string {
 }
 
 /** The job of a stored line. */
-export function decodeFinishedLine(line: string): Job {
+export function decodeFinishedLine(line: string, jobId: string): Job {
   try {
     return JSON.parse(line) as Job;
   } catch {
-    throw new FinishedLineError(`the stored record of a finished job is unreadable: ${line.slice(0, 80)}`);
+    throw new FinishedLineError(`the stored record of finished job ${jobId} is unreadable`);
   }
 }
 

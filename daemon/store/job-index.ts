@@ -88,5 +88,5 @@ export class JobIndex {
 }
 
 function read(entry: Entry): Job {
-  return entry.job ?? decodeFinishedLine(entry.line as string);
+  return entry.job ?? decodeFinishedLine(entry.line as string, entry.job_id);
 }
