@@ -58,7 +58,9 @@ export class BenchDaemon {
     const config = { kill_grace_ms: 500, ...launch.config, engines };
     const configPath = join(launch.dir, 'config.json');
     await writeFile(configPath, `${JSON.stringify(config, null, 2)}\n`);
-    const args = [DAEMON_BIN, '--config', configPath, '--socket', join(launch.dir, 'skilld.sock'), '--state-dir', join(launch.dir, 'state'), '--log-level', launch.logLevel ?? 'info'];
+    // BENCH_DAEMON_NODE_ARGS: extra Node options for the daemon only, e.g. "--cpu-prof --cpu-prof-dir=prof" to profile it under a benchmark.
+    const nodeArgs = (process.env['BENCH_DAEMON_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== '');
+    const args = [...nodeArgs, DAEMON_BIN, '--config', configPath, '--socket', join(launch.dir, 'skilld.sock'), '--state-dir', join(launch.dir, 'state'), '--log-level', launch.logLevel ?? 'info'];
     for (const dir of launch.skillsDirs ?? [TEST_SKILLS]) args.push('--skills-dir', dir);
     const spawnedAt = nowMs();
     const child = spawn(process.execPath, args, { cwd: launch.dir, stdio: ['ignore', 'pipe', 'pipe'], env: benchEnv() });
