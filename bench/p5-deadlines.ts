@@ -13,9 +13,10 @@
 // daemon's timestamp of its status_changed waiting_user → queued event minus wait_deadline_at
 // (also shown: the reply's replied_at in jobs/history, and when the event reached the client).
 // Baseline: bare setTimeout timers due at the same 500 moments, in a Node process of their own.
-// The target is checked on round 1 (8 slots: resumed turns start engine processes while later
-// deadlines fall due, as in use). Round 2 replays the same stopped state with its one slot held
-// by a hanging job, so no engine starts: the cost of the deadline handling alone (diagnostic).
+// The target is checked on round 1: the default 4 slots, so resumed turns start engine processes
+// while later deadlines fall due, as in use. Two diagnostic rounds replay the same stopped state:
+// 8 slots (four node engines starting per core of this machine), and one slot held by a hanging
+// job, so that no engine starts at all (the cost of the deadline handling alone).
 //
 // Process death: while the 500 jobs wait, a sticky job's fake engine is killed (SIGKILL); the
 // time to the `finished` event with INTERACTION_PROCESS_LOST is measured, against a directly
@@ -79,6 +80,8 @@ async function directDeath(argv: readonly string[], cwd: string): Promise<number
 }
 
 interface RoundResult {
+  /** The daemon's slot count in the round (daemon/status). */
+  slots: number;
   replied: Summary;
   enforced: Summary;
   received: Summary;
@@ -113,6 +116,7 @@ async function deadlineRound(r: BenchReporter, launch: DaemonLaunch, jobs: reado
       const blocker = await client.request<Job>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'hang' } });
       await hub.waitStatus(blocker.job_id, ['running']);
     }
+    const { slots } = await client.request<{ slots: { max: number } }>('daemon/status');
     const readyAt = Date.now();
     r.info(`restart with ${jobs.length} waiting jobs (state.json ${fmt(Buffer.byteLength(stateText) / 1024)} KiB): ready in ${fmt(daemon.readyMs)} ms; first deadline ${fmt(base - readyAt)} ms later`);
     if (readyAt > base - 100) throw new Error(`the restarted daemon was ready too late (${readyAt - base} ms after the first deadline); raise RESTART_LEAD_MS`);
@@ -131,7 +135,7 @@ async function deadlineRound(r: BenchReporter, launch: DaemonLaunch, jobs: reado
       lateness.replied.push(Date.parse(round.replied_at) - (due.get(id) as number));
     }
     if (daemon.errorLines.length > 0) r.info(`daemon logged errors:\n${daemon.errorLines.join('\n')}`);
-    return { replied: summarize(lateness.replied), enforced: summarize(lateness.event), received: summarize(lateness.received), bare: summarize(await baseline.lateness) };
+    return { slots: slots.max, replied: summarize(lateness.replied), enforced: summarize(lateness.event), received: summarize(lateness.received), bare: summarize(await baseline.lateness) };
   } finally {
     await daemon.stop();
   }
@@ -198,27 +202,35 @@ export const p5: Benchmark = {
       r.info(`direct: kill → parent's exit event:           ${fmtSummary(bareDeath)}`);
       r.check({ metric: 'sticky process death noticed, max', value: death.max, unit: 'ms', baseline: bareDeath.max, baselineLabel: 'direct parent', target: { kind: 'value<=', limit: 50 } });
 
-      // Stop (resumable waits survive), keep a copy of the stopped state for the second round.
+      // Stop (resumable waits survive), keep copies of the stopped state for the other rounds.
       await daemon.stop();
       if (daemon.errorLines.length > 0) r.info(`daemon logged errors:\n${daemon.errorLines.join('\n')}`);
-      const copyDir = await ctx.tempDir('daemon-copy');
-      await cp(daemon.stateDir, join(copyDir, 'state'), { recursive: true });
-
-      // Round 1 (the target): deadlines due within 1 s, with 8 slots, so the resumed turns start
-      // engine processes while later deadlines fall due (as they would in use).
-      const real = await deadlineRound(r, { ...launch }, jobs, false);
-      r.info(`round 1, 8 slots (resumed turns start engines meanwhile):`);
-      r.info(`  deadline → reply recorded (history replied_at): ${fmtSummary(real.replied)}`);
-      r.info(`  deadline → status_changed to queued (event ts):  ${fmtSummary(real.enforced)}`);
-      r.info(`  deadline → that event received by the client:    ${fmtSummary(real.received)}`);
-      r.info(`  bare setTimeout lateness, same ${jobs.length} due times, same second: ${fmtSummary(real.bare)}`);
-      // Round 2 (diagnostic): the same stopped state, one slot held by a hanging job, so no
-      // resumed turn starts an engine: what the deadline handling itself costs.
-      const quiet = await deadlineRound(r, { ...launch, dir: copyDir, config: { ...launch.config, max_concurrent: 1 } }, jobs, true);
-      r.info(`round 2, all slots busy (no engine starts; diagnostic):`);
-      r.info(`  deadline → reply recorded (history replied_at): ${fmtSummary(quiet.replied)}`);
-      r.info(`  deadline → status_changed to queued (event ts):  ${fmtSummary(quiet.enforced)}`);
-      r.info(`  bare setTimeout lateness, same ${jobs.length} due times, same second: ${fmtSummary(quiet.bare)}`);
+      const copies: string[] = [];
+      for (const name of ['daemon-8-slots', 'daemon-no-engines']) {
+        const copy = await ctx.tempDir(name);
+        await cp(daemon.stateDir, join(copy, 'state'), { recursive: true });
+        copies.push(copy);
+      }
+      const report = (title: string, round: RoundResult): void => {
+        r.info(title);
+        r.info(`  deadline → reply recorded (history replied_at): ${fmtSummary(round.replied)}`);
+        r.info(`  deadline → status_changed to queued (event ts):  ${fmtSummary(round.enforced)}`);
+        r.info(`  deadline → that event received by the client:    ${fmtSummary(round.received)}`);
+        r.info(`  bare setTimeout lateness, same ${jobs.length} due times, same second: ${fmtSummary(round.bare)}`);
+      };
+      // Round 1 (the target): the default slot count, so resumed turns start engine processes
+      // while later deadlines fall due, as they would in use.
+      const { max_concurrent: _slots, ...defaultSlots } = launch.config ?? {};
+      const real = await deadlineRound(r, { ...launch, config: defaultSlots }, jobs, false);
+      report(`round 1, ${real.slots} slots, the default (resumed turns start engines meanwhile):`, real);
+      // Round 2 (diagnostic): twice the slots, on 2 cores: every engine start blocks the daemon's
+      // event loop for the fork and exec of the child, and the disk syncs queue behind the engines'.
+      const crowded = await deadlineRound(r, { ...launch, dir: copies[0] as string }, jobs, false);
+      report(`round 2, ${crowded.slots} slots (diagnostic):`, crowded);
+      // Round 3 (diagnostic): one slot held by a hanging job, so no resumed turn starts an
+      // engine: what the deadline handling itself costs.
+      const quiet = await deadlineRound(r, { ...launch, dir: copies[1] as string, config: { ...launch.config, max_concurrent: 1 } }, jobs, true);
+      report('round 3, all slots busy (no engine starts; diagnostic):', quiet);
       r.check({ metric: `${jobs.length} deadlines in 1 s: lateness max`, value: real.enforced.max, unit: 'ms', baseline: real.bare.max, baselineLabel: 'bare timers', target: { kind: 'value<=', limit: 200 } });
     } finally {
       await daemon.stop();

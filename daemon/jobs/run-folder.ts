@@ -1,7 +1,7 @@
 import { mkdir, open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SkillFiles } from '../skills/skill-files.js';
-import { syncFolder, writeFileDurably } from '../store/durable-file.js';
+import { SYNCED_APPEND, appendSynced, syncFolder, writeFileDurably } from '../store/durable-file.js';
 
 export type LogStream = 'stdout' | 'stderr';
 
@@ -85,18 +85,18 @@ export class RunFolder {
   }
 
   /**
-   * Appends the new version of the history as one line and fdatasyncs it before returning, so an
+   * Appends the new version of the history as one line, synced as it is written (O_DSYNC), so an
    * acknowledged reply survives a crash. An append costs one sync, where a replace by rename costs
-   * three; the folder is synced once, when the file is created.
+   * three; the folder is synced once, when the file is created (`exists` spares the look).
    */
-  async writeHistory(history: unknown[]): Promise<void> {
-    const created = (await stat(this.#historyFile).catch(() => null)) === null;
-    const file = await open(this.#historyFile, 'a', 0o600);
+  async writeHistory(history: readonly unknown[], exists = false): Promise<void> {
+    const created = !exists && (await stat(this.#historyFile).catch(() => null)) === null;
+    const file = await open(this.#historyFile, SYNCED_APPEND, 0o600);
     try {
-      await file.appendFile(`${JSON.stringify(history)}\n`, 'utf8');
-      await file.datasync();
+      await appendSynced(file, `${JSON.stringify(history)}\n`);
     } finally {
-      await file.close();
+      // The line is on disk once the write returns; nothing waits for the descriptor to close.
+      file.close().catch(() => undefined);
     }
     if (created) await syncFolder(this.root);
   }

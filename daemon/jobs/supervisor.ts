@@ -11,6 +11,7 @@ import type { SlotPool } from '../slots/pool.js';
 import type { Store } from '../store/store.js';
 import { planCreate, type CreateParams, type CreatePlan } from './create-request.js';
 import { Deadlines } from './deadlines.js';
+import { Histories } from './histories.js';
 import type { EventLog } from './events.js';
 import { decideTurn, type GateDecision, type Pending } from './gate.js';
 import { autoDecideResponse, isRepeatedReply, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
@@ -61,6 +62,7 @@ export class Supervisor {
   readonly #turns = new Map<string, TurnHandle>();
   readonly #sessions = new Map<string, StickySession>();
   readonly #skills = new Map<string, SkillDefinition>();
+  readonly #histories: Histories;
   readonly #settleWaiters = new Map<string, Array<() => void>>();
   readonly #deadlines: Deadlines;
   readonly #queries: JobQueries;
@@ -72,6 +74,7 @@ export class Supervisor {
     this.#d = deps;
     this.#queries = new JobQueries(deps.store, deps.runsDir);
     this.#launcher = new Launcher(deps);
+    this.#histories = new Histories(deps.runsDir);
     this.#deadlines = new Deadlines(deps.clock, (jobId) => this.#onDeadline(jobId));
   }
 
@@ -163,7 +166,7 @@ export class Supervisor {
       await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: 'the daemon restarted; the live engine process of this sticky job is gone' }, warnings: [] }, job.session_handle);
       return;
     }
-    const history = await this.runFolder(job.job_id).readHistory<Interaction>();
+    const history = await this.#histories.read(job.job_id);
     const round = history.find((i) => i.interaction_id === job.pending_interaction_id);
     if (round?.replied_at != null) {
       // The reply was stored but the daemon stopped before the job moved on: continue now.
@@ -198,7 +201,7 @@ export class Supervisor {
     const folder = this.runFolder(jobId);
     const skill = await this.#skillOf(job);
     const adapter = ENGINES[job.engine];
-    const [request, history] = await Promise.all([folder.readRequest<{ input: Record<string, unknown>; parameter: Record<string, unknown> }>(), folder.readHistory<Interaction>()]);
+    const [request, history] = await Promise.all([folder.readRequest<{ input: Record<string, unknown>; parameter: Record<string, unknown> }>(), this.#histories.read(jobId)]);
     const plan = planTurn({ job, skill, adapter, command: this.#d.config.engines[job.engine].command, folder, request, history });
     if (plan === null) {
       await this.#settle(job, { status: 'failed', error: { code: 'SESSION_RESUME_FAILED', message: 'no stored session handle or reply to resume with' }, warnings: [] }, job.session_handle);
@@ -286,7 +289,7 @@ export class Supervisor {
   async #enterWaiting(job: Job, pending: Pending, patch: Partial<Job>): Promise<void> {
     const folder = this.runFolder(job.job_id);
     const now = this.#d.clock.now();
-    await folder.writeHistory(withAsked(await folder.readHistory<Interaction>(), pending, now.toISOString()));
+    await this.#histories.write(job.job_id, withAsked(await this.#histories.read(job.job_id), pending, now.toISOString()));
     await folder.writePending(pending);
     const sticky = job.interactive_profile?.kind === 'sticky_process';
     const deadline = sticky || !job.interactive_require_user_reply ? new Date(now.getTime() + job.session_timeout_sec * 1000) : null;
@@ -300,7 +303,7 @@ export class Supervisor {
     return this.#lock.run(params.job_id, async () => {
       const job = this.get(params.job_id);
       if (job.execution_mode !== 'interactive') throw new SkilldError('JOB_NOT_INTERACTIVE', `job ${job.job_id} runs in auto mode and takes no replies`);
-      const history = await this.runFolder(job.job_id).readHistory<Interaction>();
+      const history = await this.#histories.read(job.job_id);
       if (isRepeatedReply(history, params.idempotency_key, params.response)) return { job_id: job.job_id, status: job.status, accepted: true };
       if (job.status !== 'waiting_user') throw new SkilldError('JOB_NOT_WAITING', `job ${job.job_id} is ${job.status}, not waiting_user`);
       if (params.interaction_id !== job.pending_interaction_id) {
@@ -314,10 +317,10 @@ export class Supervisor {
   }
 
   /** Records the reply durably, then moves the job on: a resumable job queues for a slot (LC-4). */
-  async #acceptReply(job: Job, history: Interaction[], response: unknown, mode: ResolutionMode, key: string | null): Promise<Job> {
+  async #acceptReply(job: Job, history: readonly Interaction[], response: unknown, mode: ResolutionMode, key: string | null): Promise<Job> {
     const interactionId = job.pending_interaction_id as number;
     const at = this.#d.clock.now().toISOString();
-    await this.runFolder(job.job_id).writeHistory(withReply(history, interactionId, { response, mode, at, key }));
+    await this.#histories.write(job.job_id, withReply(history, interactionId, { response, mode, at, key }));
     this.#d.logger.info({ job_id: job.job_id, interaction_id: interactionId, resolution_mode: mode }, 'reply accepted');
     const session = this.#sessions.get(job.job_id);
     if (job.interactive_profile?.kind === 'sticky_process') {
@@ -345,7 +348,7 @@ export class Supervisor {
           await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_WAIT_TIMEOUT', message }, warnings: [] }, job.session_handle);
           return;
         }
-        const history = await this.runFolder(jobId).readHistory<Interaction>();
+        const history = await this.#histories.read(jobId);
         await this.#acceptReply(job, history, autoDecideResponse(job.pending_interaction_id as number), 'auto_decide_timeout', null);
       })
       .catch((error: unknown) => this.#internalError(jobId, error));
@@ -369,6 +372,7 @@ export class Supervisor {
       if (session !== undefined) void session.finish(this.#d.config.kill_grace_ms);
       this.#d.events.emit(job.job_id, 'finished', { status: to, error: next.error });
       this.#skills.delete(job.job_id);
+      this.#histories.forget(job.job_id);
       void this.#d.events.close(job.job_id);
     }
     if (isTerminal(to) || to === 'waiting_user') this.#notifySettled(job.job_id);

@@ -1,4 +1,5 @@
 import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { SYNCED_APPEND, appendSynced } from './durable-file.js';
 
 interface Pending {
   text: string;
@@ -8,8 +9,8 @@ interface Pending {
 
 /**
  * An append-only file with group commit: appends that arrive while a write is in flight go out
- * together in the next write, followed by one fdatasync. Each append resolves once its bytes are
- * on disk. `between` runs after each synced batch, while no write is in flight.
+ * together in the next write, which is synced as it is made (O_DSYNC). Each append resolves once
+ * its bytes are on disk. `between` runs after each synced batch, while no write is in flight.
  */
 export class AppendLog {
   readonly path: string;
@@ -29,7 +30,7 @@ export class AppendLog {
       if (error.code === 'ENOENT') return '';
       throw error;
     });
-    this.#file = await open(this.path, 'a', 0o600);
+    this.#file = await open(this.path, SYNCED_APPEND, 0o600);
     this.#size = Buffer.byteLength(text);
     return text;
   }
@@ -75,8 +76,7 @@ export class AppendLog {
       const text = batch.map((p) => p.text).join('');
       try {
         const file = this.#requireOpen();
-        await file.appendFile(text, 'utf8');
-        await file.datasync();
+        await appendSynced(file, text);
         this.#size += Buffer.byteLength(text);
         for (const p of batch) p.resolve();
       } catch (error) {

@@ -1,0 +1,41 @@
+import type { Interaction } from './interactions.js';
+import { RunFolder } from './run-folder.js';
+
+/**
+ * The interaction histories of active jobs (`history.ndjson` in each run folder), with the latest
+ * version of each kept in memory once read or written: a reply, a deadline or a turn reads it
+ * without going to the disk, and the file is only appended to. The supervisor, the only writer,
+ * calls `forget` when a job is finished.
+ */
+export class Histories {
+  readonly #runsDir: string;
+  readonly #latest = new Map<string, readonly Interaction[]>();
+
+  constructor(runsDir: string) {
+    this.#runsDir = runsDir;
+  }
+
+  async read(jobId: string): Promise<readonly Interaction[]> {
+    const cached = this.#latest.get(jobId);
+    if (cached !== undefined) return cached;
+    const history = await new RunFolder(this.#runsDir, jobId).readHistory<Interaction>();
+    this.#latest.set(jobId, history);
+    return history;
+  }
+
+  /** Appends the new version durably; it is what `read` returns from then on. */
+  async write(jobId: string, history: readonly Interaction[]): Promise<void> {
+    // A version already read or written means the file exists: no need to look.
+    const exists = (this.#latest.get(jobId)?.length ?? 0) > 0;
+    await new RunFolder(this.#runsDir, jobId).writeHistory(history, exists);
+    this.#latest.set(jobId, history);
+  }
+
+  forget(jobId: string): void {
+    this.#latest.delete(jobId);
+  }
+
+  get size(): number {
+    return this.#latest.size;
+  }
+}

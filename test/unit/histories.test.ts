@@ -1,0 +1,54 @@
+import t from 'tap';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Histories } from '../../daemon/jobs/histories.js';
+import type { Interaction } from '../../daemon/jobs/interactions.js';
+
+const round = (id: number, replied: string | null = null): Interaction => ({
+  interaction_id: id,
+  prompt: `question ${id}`,
+  kind: 'open_text',
+  response: replied === null ? null : { text: replied },
+  resolution_mode: replied === null ? null : 'user_reply',
+  asked_at: '2025-01-01T00:00:00.000Z',
+  replied_at: replied === null ? null : '2025-01-01T00:01:00.000Z',
+  idempotency_key: null,
+});
+
+t.test('the latest version is read from disk once, then from memory; writes are appended durably', async (t) => {
+  const runs = await mkdtemp(join(tmpdir(), 'skilld-histories-'));
+  t.teardown(() => rm(runs, { recursive: true, force: true }));
+  await mkdir(join(runs, 'job-1'));
+  const file = join(runs, 'job-1', 'history.ndjson');
+  await writeFile(file, `${JSON.stringify([round(1)])}\n`);
+  const histories = new Histories(runs);
+
+  t.same(await histories.read('job-1'), [round(1)], 'the stored version');
+  await writeFile(file, `${JSON.stringify([round(9)])}\n`);
+  t.same(await histories.read('job-1'), [round(1)], 'served from memory: the daemon is the only writer');
+
+  await histories.write('job-1', [round(1, 'yes')]);
+  t.same(await histories.read('job-1'), [round(1, 'yes')]);
+  const lines = (await readFile(file, 'utf8')).split('\n').filter((l) => l !== '');
+  t.same(JSON.parse(lines[lines.length - 1] as string), [round(1, 'yes')], 'appended as the last line');
+
+  histories.forget('job-1');
+  t.equal(histories.size, 0);
+  t.same(await histories.read('job-1'), [round(1, 'yes')], 'after forget, read from disk again');
+
+  // A job with no history yet: the file is created on the first write.
+  t.same(await histories.read('job-2'), []);
+  await mkdir(join(runs, 'job-2'));
+  await histories.write('job-2', [round(1)]);
+  t.same(JSON.parse(await readFile(join(runs, 'job-2', 'history.ndjson'), 'utf8')), [round(1)]);
+});
+
+t.test('a failed write leaves the remembered version unchanged', async (t) => {
+  const runs = await mkdtemp(join(tmpdir(), 'skilld-histories-'));
+  t.teardown(() => rm(runs, { recursive: true, force: true }));
+  const histories = new Histories(runs);
+  t.same(await histories.read('gone'), []);
+  await t.rejects(histories.write('gone', [round(1)]), { code: 'ENOENT' }, 'no run folder');
+  t.same(await histories.read('gone'), [], 'nothing that is not on disk is served');
+});
