@@ -15,12 +15,16 @@ export class Histories {
     this.#runsDir = runsDir;
   }
 
-  async read(jobId: string): Promise<readonly Interaction[]> {
+  /** The latest version; `remember` false for a finished job, which nothing will `forget`. */
+  async read(jobId: string, remember = true): Promise<readonly Interaction[]> {
     const cached = this.#latest.get(jobId);
     if (cached !== undefined) return cached;
     const history = await new RunFolder(this.#runsDir, jobId).readHistory<Interaction>();
-    this.#latest.set(jobId, history);
-    return history;
+    if (!remember) return history;
+    // A write that finished while the file was read holds the newer version: keep that one.
+    const latest = this.#latest.get(jobId) ?? history;
+    this.#latest.set(jobId, latest);
+    return latest;
   }
 
   /** Appends the new version durably; it is what `read` returns from then on. */

@@ -303,7 +303,7 @@ export class Supervisor {
     return this.#lock.run(params.job_id, async () => {
       const job = this.get(params.job_id);
       if (job.execution_mode !== 'interactive') throw new SkilldError('JOB_NOT_INTERACTIVE', `job ${job.job_id} runs in auto mode and takes no replies`);
-      const history = await this.#histories.read(job.job_id);
+      const history = await this.#histories.read(job.job_id, !isTerminal(job.status));
       if (isRepeatedReply(history, params.idempotency_key, params.response)) return { job_id: job.job_id, status: job.status, accepted: true };
       if (job.status !== 'waiting_user') throw new SkilldError('JOB_NOT_WAITING', `job ${job.job_id} is ${job.status}, not waiting_user`);
       if (params.interaction_id !== job.pending_interaction_id) {

@@ -44,6 +44,21 @@ t.test('the latest version is read from disk once, then from memory; writes are 
   t.same(JSON.parse(await readFile(join(runs, 'job-2', 'history.ndjson'), 'utf8')), [round(1)]);
 });
 
+t.test('a read that is not remembered, and a read overtaken by a write', async (t) => {
+  const runs = await mkdtemp(join(tmpdir(), 'skilld-histories-'));
+  t.teardown(() => rm(runs, { recursive: true, force: true }));
+  await mkdir(join(runs, 'job-1'));
+  await writeFile(join(runs, 'job-1', 'history.ndjson'), `${JSON.stringify([round(1)])}\n`);
+  const histories = new Histories(runs);
+  t.same(await histories.read('job-1', false), [round(1)]);
+  t.equal(histories.size, 0, 'a finished job is read without being kept');
+
+  // A read and a write at the same time: whichever ends first, the written version is the one kept.
+  const [read] = await Promise.all([histories.read('job-1'), histories.write('job-1', [round(1, 'newer')])]);
+  t.ok([JSON.stringify([round(1)]), JSON.stringify([round(1, 'newer')])].includes(JSON.stringify(read)), 'the read saw one version or the other');
+  t.same(await histories.read('job-1'), [round(1, 'newer')], 'the older version never comes back');
+});
+
 t.test('a failed write leaves the remembered version unchanged', async (t) => {
   const runs = await mkdtemp(join(tmpdir(), 'skilld-histories-'));
   t.teardown(() => rm(runs, { recursive: true, force: true }));
