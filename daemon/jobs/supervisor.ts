@@ -41,6 +41,16 @@ export interface SupervisorDeps {
   profileFor(name: EngineName): Promise<InteractiveProfile>;
 }
 
+/** What a job's turns are built from: its skill snapshot and its request (`request.json`). */
+interface TurnRequest {
+  input: Record<string, unknown>;
+  parameter: Record<string, unknown>;
+}
+interface JobBasis {
+  skill: SkillDefinition;
+  request: TurnRequest;
+}
+
 /** `jobs/reply` params after shape validation. */
 export interface ReplyParams {
   job_id: string;
@@ -61,7 +71,7 @@ export class Supervisor {
   readonly #lock = new KeyedLock();
   readonly #turns = new Map<string, TurnHandle>();
   readonly #sessions = new Map<string, StickySession>();
-  readonly #skills = new Map<string, SkillDefinition>();
+  readonly #bases = new Map<string, JobBasis>();
   readonly #histories: Histories;
   readonly #settleWaiters = new Map<string, Array<() => void>>();
   readonly #deadlines: Deadlines;
@@ -113,8 +123,9 @@ export class Supervisor {
       folder.create(plan.skill.files, patchSkillMd(original, plan.mode, folder.artifactsDir), { input: plan.input, parameter: plan.parameter, model: job.model }),
       store.putJob(job),
     ]);
-    // The validated definition serves the job's turns; after a restart it is reloaded from the snapshot.
-    this.#skills.set(job.job_id, plan.skill);
+    // The validated definition and the request serve the job's turns; after a restart they are
+    // read back from the run folder.
+    this.#bases.set(job.job_id, { skill: plan.skill, request: { input: plan.input, parameter: plan.parameter } });
     this.#d.logger.info({ job_id: job.job_id, skill_id: job.skill_id, engine: job.engine, mode: job.execution_mode }, 'job created');
     this.#d.events.emit(job.job_id, 'status_changed', { from: null, to: 'queued' });
     this.#schedule(job.job_id);
@@ -199,9 +210,9 @@ export class Supervisor {
       return;
     }
     const folder = this.runFolder(jobId);
-    const skill = await this.#skillOf(job);
+    const { skill, request } = await this.#basisOf(job);
     const adapter = ENGINES[job.engine];
-    const [request, history] = await Promise.all([folder.readRequest<{ input: Record<string, unknown>; parameter: Record<string, unknown> }>(), this.#histories.read(jobId)]);
+    const history = job.execution_mode === 'interactive' ? await this.#histories.read(jobId) : [];
     const plan = planTurn({ job, skill, adapter, command: this.#d.config.engines[job.engine].command, folder, request, history });
     if (plan === null) {
       await this.#settle(job, { status: 'failed', error: { code: 'SESSION_RESUME_FAILED', message: 'no stored session handle or reply to resume with' }, warnings: [] }, job.session_handle);
@@ -235,7 +246,7 @@ export class Supervisor {
     const prompt = replyPrompt(response);
     await folder.startAttempt(attempt, prompt);
     const turn = this.#launcher.nextStickyTurn(job, attempt, session, prompt, folder);
-    this.#watchTurn(job.job_id, attempt, turn, await this.#skillOf(job), false);
+    this.#watchTurn(job.job_id, attempt, turn, (await this.#basisOf(job)).skill, false);
     return next;
   }
 
@@ -371,7 +382,7 @@ export class Supervisor {
       this.#sessions.delete(job.job_id);
       if (session !== undefined) void session.finish(this.#d.config.kill_grace_ms);
       this.#d.events.emit(job.job_id, 'finished', { status: to, error: next.error });
-      this.#skills.delete(job.job_id);
+      this.#bases.delete(job.job_id);
       this.#histories.forget(job.job_id);
       void this.#d.events.close(job.job_id);
     }
@@ -379,13 +390,15 @@ export class Supervisor {
     return next;
   }
 
-  async #skillOf(job: Job): Promise<SkillDefinition> {
-    let skill = this.#skills.get(job.job_id);
-    if (skill === undefined) {
-      skill = await loadSkill(this.runFolder(job.job_id).skillDir, job.skill_id);
-      this.#skills.set(job.job_id, skill);
+  async #basisOf(job: Job): Promise<JobBasis> {
+    let basis = this.#bases.get(job.job_id);
+    if (basis === undefined) {
+      const folder = this.runFolder(job.job_id);
+      const [skill, request] = await Promise.all([loadSkill(folder.skillDir, job.skill_id), folder.readRequest<TurnRequest>()]);
+      basis = { skill, request };
+      this.#bases.set(job.job_id, basis);
     }
-    return skill;
+    return basis;
   }
 
   #whenSettled(jobId: string): Promise<void> {
