@@ -51,10 +51,6 @@ interface Placement {
   servers: string | null;
 }
 
-async function sequential(client: RpcClient, method: string, params: unknown, count: number): Promise<void> {
-  for (let i = 0; i < count; i += 1) await client.request(method, params);
-}
-
 /** `total` requests with `IN_FLIGHT` outstanding at all times; returns requests per second. */
 async function pipelined(client: RpcClient, method: string, params: unknown, total: number): Promise<number> {
   let sent = 0;

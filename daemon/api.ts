@@ -60,7 +60,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     'jobs/get': (params) => d.supervisor.get((params as { job_id: string }).job_id),
     'jobs/list': (params) => {
       const p = params as { status?: JobStatus; skill_id?: string; limit?: number; before?: string };
-      if (p.before !== undefined) d.supervisor.get(p.before);
+      if (p.before !== undefined) d.queries.requireJob(p.before);
       return d.store.listJobs({ ...p, limit: p.limit ?? 50 });
     },
     'jobs/cancel': (params) => d.supervisor.cancel((params as { job_id: string }).job_id),
@@ -71,7 +71,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     'jobs/logs': (params) => readLogs(d.supervisor, params as { job_id: string; attempt?: number; stream?: 'stdout' | 'stderr'; offset?: number }),
     'jobs/subscribe': (params, conn) => {
       const p = params as { job_id?: string; after_seq?: number };
-      if (p.job_id !== undefined) d.supervisor.get(p.job_id);
+      if (p.job_id !== undefined) d.queries.requireJob(p.job_id);
       return d.subscriptions.subscribe(conn, p);
     },
     'jobs/unsubscribe': (params, conn) => d.subscriptions.unsubscribe(conn, (params as { subscription_id: string }).subscription_id),

@@ -25,8 +25,13 @@ export class JobQueries {
 
   get(jobId: string): Job {
     const job = this.#store.getJob(jobId);
-    if (job === undefined) throw new SkilldError('JOB_NOT_FOUND', `no job "${jobId}"`);
+    if (job === undefined) throw jobNotFound(jobId);
     return job;
+  }
+
+  /** JOB_NOT_FOUND unless the job exists; for requests that only name a job. */
+  requireJob(jobId: string): void {
+    if (!this.#store.hasJob(jobId)) throw jobNotFound(jobId);
   }
 
   folder(jobId: string): RunFolder {
@@ -49,8 +54,12 @@ export class JobQueries {
 
   /** jobs/history: every ask/reply round (LC-7). */
   async history(jobId: string): Promise<{ job_id: string; interactions: Array<Omit<Interaction, 'idempotency_key'>> }> {
-    this.get(jobId);
+    this.requireJob(jobId);
     const interactions = (await this.folder(jobId).readHistory<Interaction>()).map(({ idempotency_key: _key, ...round }) => round);
     return { job_id: jobId, interactions };
   }
+}
+
+function jobNotFound(jobId: string): SkilldError {
+  return new SkilldError('JOB_NOT_FOUND', `no job "${jobId}"`);
 }

@@ -156,6 +156,10 @@ export class LowdbStore implements Store {
     return this.#index.get(jobId);
   }
 
+  hasJob(jobId: string): boolean {
+    return this.#index.has(jobId);
+  }
+
   listJobs(query: JobQuery): { jobs: Job[]; next: string | null } {
     return this.#index.list(query);
   }

@@ -33,6 +33,8 @@ export interface StoreNotice {
 export interface Store {
   readonly notices: readonly StoreNotice[];
   getJob(jobId: string): Job | undefined;
+  /** Whether the job exists, without reading it (a finished job is parsed when it is read). */
+  hasJob(jobId: string): boolean;
   /** Newest first. */
   listJobs(query: JobQuery): { jobs: Job[]; next: string | null };
   /** Jobs in a non-terminal status, oldest first. */

@@ -99,6 +99,12 @@ t.test('jobs/list pages newest first and filters', async (t) => {
   t.ok(canceled.jobs.length >= 2 && canceled.jobs.every((j) => j.status === 'canceled'));
   const missing = await client.request('jobs/list', { before: 'job-nope' }).catch((e: RpcCallError) => e.dataCode);
   t.equal(missing, 'JOB_NOT_FOUND');
+  for (const method of ['jobs/history', 'jobs/subscribe']) {
+    const unknown = await client.request(method, { job_id: 'job-nope' }).catch((e: RpcCallError) => e.dataCode);
+    t.equal(unknown, 'JOB_NOT_FOUND', `${method} names an unknown job`);
+  }
+  const finished = canceled.jobs[0]?.job_id as string;
+  t.same(await client.request('jobs/history', { job_id: finished }), { job_id: finished, interactions: [] }, 'a finished job is found without reading it');
 });
 
 t.test('job/event seq is gap-free and after_seq replays from the log', async (t) => {
