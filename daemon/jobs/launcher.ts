@@ -40,6 +40,7 @@ export class Launcher {
       argv: plan.argv,
       cwd: folder.workspace,
       env: this.#d.engineEnv(job.engine),
+      mark: job.job_id,
       logs: logsOf(folder, attempt),
       onOutput: (stream: 'stdout' | 'stderr', text: string) => this.#d.events.emit(job.job_id, 'output', { stream, text }),
     };

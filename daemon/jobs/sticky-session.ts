@@ -1,14 +1,9 @@
 import type { Clock, Timer } from '../clock.js';
 import type { TurnParser } from '../engines/engine.js';
 import type { EngineProcess, ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
-import { STDERR_TAIL_LINES, checkTurnEnd, classify, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
+import { STDERR_TAIL_LINES, checkTurnEnd, classify, type LaunchSpec, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
 
-export interface StickySpec {
-  argv: readonly string[];
-  cwd: string;
-  env: Readonly<Record<string, string>>;
-  logs: Record<OutputStream, string>;
-  onOutput(stream: OutputStream, text: string): void;
+export interface StickySpec extends LaunchSpec {
   /** The process went away while no turn was running (the job was waiting). */
   onLost(exit: ExitInfo): void;
 }
@@ -43,6 +38,7 @@ export class StickySession {
       argv: spec.argv,
       cwd: spec.cwd,
       env: spec.env,
+      mark: spec.mark,
       stdin: 'pipe',
       logs: spec.logs,
       onLine: (stream, text) => this.#line(stream, text),

@@ -156,8 +156,9 @@ export class Supervisor {
   /** SPEC §9, run before the socket accepts: nothing stays `running` without a process. */
   async recover(): Promise<void> {
     const records = this.#d.store.processes();
-    const survivors = await stopSurvivors(records, this.#d.clock, this.#d.config.kill_grace_ms);
-    for (const s of survivors) this.#d.logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped an engine process left from before the restart');
+    const survivors = await stopSurvivors(records, (jobId) => this.#d.store.hasJob(jobId), this.#d.clock, this.#d.config.kill_grace_ms);
+    for (const s of survivors.records) this.#d.logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped an engine process left from before the restart');
+    for (const s of survivors.strays) this.#d.logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped a process of the job left from before the restart');
     for (const record of records) await this.#d.store.removeProcess(record.pid);
     for (const job of this.#d.store.activeJobs()) {
       await this.#d.events.prime(job.job_id);

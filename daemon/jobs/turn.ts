@@ -5,18 +5,24 @@ import type { ProcessOutcome } from './gate.js';
 
 export type StopReason = 'canceled' | 'timeout';
 
-export interface TurnSpec {
+/** What starting an engine process takes, for a single turn or a sticky session. */
+export interface LaunchSpec {
   argv: readonly string[];
   cwd: string;
   env: Readonly<Record<string, string>>;
+  /** The job id, marking the process and its tools (see `JOB_MARK`). */
+  mark: string;
   logs: Record<OutputStream, string>;
+  onOutput(stream: OutputStream, text: string): void;
+}
+
+export interface TurnSpec extends LaunchSpec {
   parser: TurnParser;
   hardTimeoutMs: number;
   /** Whether this turn resumes a saved engine session (a failure then means the session is gone). */
   resuming: boolean;
   /** The session a resume asked for: an engine that answers from another session did not resume. */
   expectedSession?: string | null;
-  onOutput(stream: OutputStream, text: string): void;
 }
 
 export interface TurnReport {
@@ -44,6 +50,7 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
     argv: spec.argv,
     cwd: spec.cwd,
     env: spec.env,
+      mark: spec.mark,
     stdin: 'ignore',
     logs: spec.logs,
     onLine(stream, text) {

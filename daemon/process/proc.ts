@@ -1,5 +1,12 @@
 import { readFileSync, readdirSync } from 'node:fs';
 
+/**
+ * The variable every engine process is started with, naming its job. Tools inherit it wherever
+ * they go (another process group, another session, reparented to init), so a job's processes can
+ * be found when the parent links are gone.
+ */
+export const JOB_MARK = 'SKILLD_JOB_ID';
+
 /** What /proc/<pid>/stat tells of a process. */
 export interface ProcStat {
   pid: number;
@@ -32,18 +39,22 @@ export function isSameProcess(pid: number, startTime: string): boolean {
   return stat !== null && stat.startTime === startTime && stat.state !== 'Z' && stat.state !== 'X';
 }
 
-/**
- * Every live descendant of `pid` and every member of process group `pgid`, found by walking
- * parent links in /proc. Taken before signalling, so that tools that left the group (their own
- * session) are stopped too.
- */
-export function processTree(pid: number, pgid: number): ProcStat[] {
+/** Every live (not zombie) process, read from /proc. */
+export function listProcesses(): ProcStat[] {
   const all: ProcStat[] = [];
   for (const name of safeReaddir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const stat = readStat(Number(name));
-    if (stat !== null && stat.state !== 'Z') all.push(stat);
+    if (stat !== null && stat.state !== 'Z' && stat.state !== 'X') all.push(stat);
   }
+  return all;
+}
+
+/**
+ * Every descendant of `pid` among `all`, found by walking parent links. Taken before signalling,
+ * so that tools that left the group (their own session) are stopped too.
+ */
+export function descendants(pid: number, all: readonly ProcStat[]): ProcStat[] {
   const children = new Map<number, ProcStat[]>();
   for (const stat of all) children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), stat]);
   const found = new Map<number, ProcStat>();
@@ -55,8 +66,24 @@ export function processTree(pid: number, pgid: number): ProcStat[] {
       stack.push(child.pid);
     }
   }
-  for (const stat of all) if (stat.pgid === pgid && stat.pid !== pid) found.set(stat.pid, stat);
   return [...found.values()];
+}
+
+/** The job a process is marked with (its `JOB_MARK` variable); null when unmarked, unreadable or gone. */
+export function markOf(pid: number): string | null {
+  let environ: Buffer;
+  try {
+    environ = readFileSync(`/proc/${pid}/environ`);
+  } catch {
+    return null;
+  }
+  const key = Buffer.from(`${JOB_MARK}=`);
+  for (let at = environ.indexOf(key); at >= 0; at = environ.indexOf(key, at + 1)) {
+    if (at > 0 && environ[at - 1] !== 0) continue; // the text inside another variable's value
+    const end = environ.indexOf(0, at);
+    return environ.subarray(at + key.length, end < 0 ? environ.length : end).toString('utf8');
+  }
+  return null;
 }
 
 /** Sends `signal` to each process that is still the one in the snapshot (never a recycled pid). */

@@ -3,8 +3,9 @@ import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import { LineSplitter } from '../../rpc/framing.js';
 import type { Clock } from '../clock.js';
-import { groupAlive, signalGroup } from './group.js';
-import { isSameProcess, processTree, readStat, signalEach } from './proc.js';
+import { groupAlive } from './group.js';
+import { JOB_MARK } from './proc.js';
+import { stopTree } from './stop.js';
 
 /** Engine output lines longer than this are dropped (the rest of the turn is still read). */
 export const MAX_ENGINE_LINE_BYTES = 2 * 1024 * 1024;
@@ -18,6 +19,8 @@ export interface SpawnRequest {
   argv: readonly string[];
   cwd: string;
   env: Readonly<Record<string, string>>;
+  /** The job the process works for: set as `JOB_MARK` in its environment, and used to find its tools. */
+  mark: string;
   stdin: 'ignore' | 'pipe';
   /** Raw output is appended here, byte for byte. */
   logs: Record<OutputStream, string>;
@@ -37,8 +40,8 @@ export interface EngineProcess {
   readonly pid: number | null;
   readonly exited: Promise<ExitInfo>;
   /**
-   * SIGTERM to the group and its descendants, SIGKILL after the grace period; resolves once the
-   * leader has exited and nothing of its tree is left. Idempotent.
+   * SIGTERM to the group, its descendants and the processes marked with its job, SIGKILL after
+   * the grace period; resolves once the leader has exited and none of them is left. Idempotent.
    */
   stop(): Promise<ExitInfo>;
   /** Writes to stdin (sticky transport); false when stdin is not open. */
@@ -62,6 +65,7 @@ class ExecaProcess implements EngineProcess {
   readonly exited: Promise<ExitInfo>;
   readonly #clock: Clock;
   readonly #graceMs: number;
+  readonly #mark: string;
   readonly #stdin: NodeJS.WritableStream | null;
   #stopping: Promise<ExitInfo> | null = null;
   #leaderGone = false;
@@ -70,10 +74,11 @@ class ExecaProcess implements EngineProcess {
   constructor(request: SpawnRequest, clock: Clock, graceMs: number) {
     this.#clock = clock;
     this.#graceMs = graceMs;
+    this.#mark = request.mark;
     const [file, ...args] = request.argv as [string, ...string[]];
     const child = execa(file, args, {
       cwd: request.cwd,
-      env: request.env,
+      env: { ...request.env, [JOB_MARK]: request.mark },
       extendEnv: false,
       stdin: request.stdin,
       stdout: 'pipe',
@@ -108,7 +113,7 @@ class ExecaProcess implements EngineProcess {
   stop(): Promise<ExitInfo> {
     if (this.#stopping !== null) return this.#stopping;
     const pid = this.pid;
-    const treeGone = pid !== null && !this.#leaderGone ? stopTree(pid, this.#clock, this.#graceMs) : Promise.resolve();
+    const treeGone = pid !== null && !this.#leaderGone ? stopTree(pid, this.#clock, this.#graceMs, this.#mark) : Promise.resolve();
     this.#stopping = Promise.all([this.exited, treeGone]).then(([info]) => info);
     return this.#stopping;
   }
@@ -158,33 +163,8 @@ class ExecaProcess implements EngineProcess {
 
   /** Members of the group that outlive the leader get the same stop sequence: nothing lingers. */
   #sweepGroup(pgid: number): void {
-    if (groupAlive(pgid)) void stopTree(pgid, this.#clock, this.#graceMs);
+    if (groupAlive(pgid)) void stopTree(pgid, this.#clock, this.#graceMs, this.#mark);
   }
-}
-
-/** While a stop is under way, how often the snapshotted tree is checked for survivors. */
-const TREE_CHECK_MS = 20;
-
-/**
- * The stop sequence: SIGTERM to the group and to every descendant (snapshotted first, so tools
- * that left the group are included), then SIGKILL to whatever is still the same process after
- * the grace period. Resolves once none of them is alive (zombies waiting for a reaper count as
- * gone), at the latest a second after the SIGKILL.
- */
-export async function stopTree(pid: number, clock: Clock, graceMs: number): Promise<void> {
-  const leader = readStat(pid);
-  const tree = [...(leader === null ? [] : [leader]), ...processTree(pid, pid)];
-  signalGroup(pid, 'SIGTERM');
-  signalEach(tree, 'SIGTERM');
-  const kill = clock.setTimer(graceMs, () => {
-    signalGroup(pid, 'SIGKILL');
-    signalEach(tree, 'SIGKILL');
-  });
-  const giveUpAt = clock.now().getTime() + graceMs + 1000;
-  while (tree.some((p) => isSameProcess(p.pid, p.startTime)) && clock.now().getTime() < giveUpAt) {
-    await new Promise<void>((resolve) => clock.setTimer(TREE_CHECK_MS, resolve));
-  }
-  if (!tree.some((p) => isSameProcess(p.pid, p.startTime))) kill.cancel();
 }
 
 function openLog(path: string): WriteStream {

@@ -16,14 +16,15 @@ t.test('restart after SIGKILL: each job lands in its SPEC §9 state and no engin
   await waitForStatus(client, resumable.job_id, ['waiting_user']);
   const sticky = await create({ skill_id: 'echo-both', engine: 'gemini', execution_mode: 'interactive', input: { scenario: 'ask', emit: { greeting: 's' } } });
   await waitForStatus(client, sticky.job_id, ['waiting_user']);
-  const running = await create({ skill_id: 'echo-auto', engine: 'iflow', input: { scenario: 'hang' } });
+  // Its engine left a tool in its own session whose parent is gone: only the job mark leads to it.
+  const running = await create({ skill_id: 'echo-auto', engine: 'iflow', input: { scenario: 'hang_orphan' } });
   await waitForStatus(client, running.job_id, ['running']);
   const queued = await create({ skill_id: 'echo-auto', engine: 'codex', input: { emit: { greeting: 'q' } } });
   t.equal(queued.status, 'queued');
   t.match(await client.request('daemon/status'), { slots: { max: 2, used: 2, queued: 1 } });
 
   const pidOf = (jobId: string, file: string): Promise<number> => waitForFile(join(daemon.runDir(jobId), 'workspace', '.fake-engine', file)).then(Number);
-  const before = [await pidOf(running.job_id, 'pid'), await pidOf(running.job_id, 'child-pid'), await pidOf(sticky.job_id, 'pid')];
+  const before = [await pidOf(running.job_id, 'pid'), await pidOf(running.job_id, 'child-pid'), await pidOf(running.job_id, 'orphan-pid'), await pidOf(sticky.job_id, 'pid')];
   t.ok(before.every(alive), 'engine processes run before the crash');
 
   await daemon.kill();

@@ -1,0 +1,77 @@
+import type { Clock } from '../clock.js';
+import { signalGroup } from './group.js';
+import { descendants, isSameProcess, listProcesses, markOf, signalEach, type ProcStat } from './proc.js';
+
+/** While a stop is under way, how often the processes being stopped are checked. */
+const CHECK_MS = 20;
+
+/** What belongs to a stop besides the processes named at its start. */
+export interface Belonging {
+  /** Process groups signalled as a whole. */
+  groups: readonly number[];
+  /** Whether a process marked with this job belongs (see `JOB_MARK`). */
+  owns(mark: string): boolean;
+  /** Only processes started at or after this many clock ticks since boot can belong by their mark. */
+  bornAfter: number;
+}
+
+/** The members of `groups` and the marked processes that belong, among `all`; never this process. */
+export function belongingOf(all: readonly ProcStat[], belonging: Belonging): ProcStat[] {
+  return all.filter((p) => {
+    if (p.pid === process.pid) return false;
+    if (belonging.groups.includes(p.pgid)) return true;
+    if (Number(p.startTime) < belonging.bornAfter) return false;
+    const mark = markOf(p.pid);
+    return mark !== null && belonging.owns(mark);
+  });
+}
+
+/**
+ * The stop sequence of an engine: SIGTERM to its group, its descendants (snapshotted first, so
+ * tools that left the group are included) and every process marked with its job, then SIGKILL to
+ * whatever is still the same process after the grace period. Resolves once none of them is alive
+ * (zombies waiting for a reaper count as gone), at the latest a second after the SIGKILL.
+ */
+export function stopTree(pid: number, clock: Clock, graceMs: number, mark: string | null): Promise<void> {
+  const all = listProcesses();
+  const leader = all.find((p) => p.pid === pid) ?? null;
+  const belonging: Belonging = { groups: [pid], owns: (m) => m === mark, bornAfter: leader === null ? 0 : Number(leader.startTime) };
+  const named = leader === null ? [] : [leader, ...descendants(pid, all)];
+  return stopAll([...named, ...belongingOf(all, belonging)], belonging, clock, graceMs);
+}
+
+/**
+ * Stops `initial` and what belongs with it. When everything known is gone, /proc is read once
+ * more for what belongs (a tool born while the stop began, an orphan of a process that just
+ * exited); anything new gets the same sequence, so the stop ends with nothing of it left.
+ */
+export async function stopAll(initial: readonly ProcStat[], belonging: Belonging, clock: Clock, graceMs: number): Promise<void> {
+  const members = new Map<string, ProcStat>();
+  const add = (list: readonly ProcStat[]): ProcStat[] => {
+    const fresh = list.filter((p) => !members.has(`${p.pid}:${p.startTime}`));
+    for (const p of fresh) members.set(`${p.pid}:${p.startTime}`, p);
+    return fresh;
+  };
+  const anyAlive = (): boolean => [...members.values()].some((p) => isSameProcess(p.pid, p.startTime));
+  add(initial);
+  let killed = false;
+  for (const group of belonging.groups) signalGroup(group, 'SIGTERM');
+  signalEach([...members.values()], 'SIGTERM');
+  const kill = clock.setTimer(graceMs, () => {
+    killed = true;
+    for (const group of belonging.groups) signalGroup(group, 'SIGKILL');
+    signalEach([...members.values()], 'SIGKILL');
+  });
+  const giveUpAt = clock.now().getTime() + graceMs + 1000;
+  while (clock.now().getTime() < giveUpAt) {
+    if (anyAlive()) {
+      await new Promise<void>((resolve) => clock.setTimer(CHECK_MS, resolve));
+      continue;
+    }
+    const fresh = add(belongingOf(listProcesses(), belonging));
+    if (fresh.length === 0) break;
+    signalEach(fresh, killed ? 'SIGKILL' : 'SIGTERM');
+  }
+  if (!anyAlive()) kill.cancel();
+}
+

@@ -1,0 +1,51 @@
+import t from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { JOB_MARK, isSameProcess, listProcesses, markOf, readStat } from '../../daemon/process/proc.js';
+import { belongingOf, stopAll } from '../../daemon/process/stop.js';
+import { systemClock } from '../../daemon/clock.js';
+
+/** A process that idles until stopped, started with exactly `env`. */
+async function idle(env: Record<string, string>, options: { ignoreTerm?: boolean } = {}): Promise<ChildProcess> {
+  const code = `${options.ignoreTerm === true ? "process.on('SIGTERM', () => {});" : ''} process.stdout.write('up'); setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ['-e', code], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  await once(child.stdout as NodeJS.ReadableStream, 'data');
+  return child;
+}
+
+t.test('markOf reads the job mark, never a look-alike inside another value', async (t) => {
+  const marked = await idle({ DECOY: `x${JOB_MARK}=job-wrong`, [JOB_MARK]: 'job-right' });
+  const decoyOnly = await idle({ DECOY: `x${JOB_MARK}=job-wrong` });
+  t.teardown(() => {
+    marked.kill('SIGKILL');
+    decoyOnly.kill('SIGKILL');
+  });
+  t.equal(markOf(marked.pid as number), 'job-right');
+  t.equal(markOf(decoyOnly.pid as number), null, 'only a variable of its own counts');
+  t.equal(markOf(2 ** 22 + 7), null, 'a pid that does not exist has no mark');
+});
+
+t.test('belongingOf finds marked processes born after a point, and never this process', async (t) => {
+  const before = await idle({ [JOB_MARK]: 'job-a' });
+  const stat = readStat(before.pid as number);
+  const after = await idle({ [JOB_MARK]: 'job-a' });
+  const other = await idle({ [JOB_MARK]: 'job-b' });
+  t.teardown(() => {
+    for (const child of [before, after, other]) child.kill('SIGKILL');
+  });
+  const pids = (bornAfter: number, groups: number[] = []): number[] => belongingOf(listProcesses(), { groups, owns: (m) => m === 'job-a', bornAfter }).map((p) => p.pid);
+  t.same(pids(0).sort(), [before.pid, after.pid].sort(), 'both of job-a, not job-b');
+  t.same(pids(Number(stat?.startTime) + 1), [after.pid], 'one born before the point is not read');
+  const ownGroup = readStat(process.pid)?.pgid as number;
+  t.notOk(pids(0, [ownGroup]).includes(process.pid), 'not this process, even as a member of a group being stopped');
+});
+
+t.test('stopAll ends only when a process that ignores SIGTERM is gone, after the grace period', async (t) => {
+  const stubborn = await idle({ [JOB_MARK]: 'job-c' }, { ignoreTerm: true });
+  const stat = readStat(stubborn.pid as number);
+  if (stat === null) throw new Error('the process is gone already');
+  const started = Date.now();
+  await stopAll([stat], { groups: [], owns: () => false, bornAfter: 0 }, systemClock, 200);
+  t.notOk(isSameProcess(stat.pid, stat.startTime), 'it is gone');
+  t.ok(Date.now() - started >= 190, 'SIGKILL came after the grace period');
+});
