@@ -1,7 +1,7 @@
 import { mkdir, open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SkillFiles } from '../skills/skill-files.js';
-import { SYNCED_APPEND, appendSynced, syncFolder, writeFileDurably } from '../store/durable-file.js';
+import { SYNCED_APPEND, appendSynced, syncFolder, writeFileDurably, writeNewFileSynced } from '../store/durable-file.js';
 
 export type LogStream = 'stdout' | 'stderr';
 
@@ -38,19 +38,22 @@ export class RunFolder {
     return join(this.attemptDir(attempt), `${stream}.log`);
   }
 
-  /** Creates the folder with a snapshot of the skill: later edits of the skill never reach this job. */
   /**
    * Creates the folder with a snapshot of the skill (its SKILL.md replaced by `skillMd`, the
-   * patched one): later edits of the skill never reach this job. The request is written durably.
+   * patched one): later edits of the skill never reach this job. The request is written durably,
+   * at the same time as the snapshot.
    */
   async create(skillFiles: SkillFiles, skillMd: string, request: unknown): Promise<void> {
-    await mkdir(this.artifactsDir, { recursive: true, mode: 0o700 });
-    const folders = new Set([...skillFiles.keys()].map((rel) => dirname(join(this.skillDir, rel))));
-    for (const folder of [...folders].sort()) await mkdir(folder, { recursive: true });
-    await Promise.all([
-      ...[...skillFiles].map(([rel, bytes]) => writeFile(join(this.skillDir, rel), rel === 'SKILL.md' ? skillMd : bytes)),
-      writeFileDurably(this.requestFile, `${JSON.stringify(request, null, 2)}\n`),
-    ]);
+    await mkdir(this.root, { recursive: true, mode: 0o700 });
+    const folders = [...new Set([...skillFiles.keys()].map((rel) => dirname(join(this.skillDir, rel))))];
+    const snapshot = async (): Promise<void> => {
+      await Promise.all(folders.map((folder) => mkdir(folder, { recursive: true })));
+      await Promise.all([...skillFiles].map(([rel, bytes]) => writeFile(join(this.skillDir, rel), rel === 'SKILL.md' ? skillMd : bytes)));
+    };
+    const requestText = `${JSON.stringify(request, null, 2)}\n`;
+    await Promise.all([mkdir(this.artifactsDir, { recursive: true, mode: 0o700 }), snapshot(), writeNewFileSynced(this.requestFile, requestText)]);
+    // The request's entry, and those of the snapshot and the workspace, survive a power cut.
+    await syncFolder(this.root);
   }
 
   async readRequest<T>(): Promise<T> {

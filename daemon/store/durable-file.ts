@@ -34,7 +34,25 @@ export async function syncFolder(path: string): Promise<void> {
  */
 export const SYNCED_APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC;
 
-/** Writes all of `text` at the end of a SYNCED_APPEND file; resolves once it is on disk. */
+/** Open flags of a file written once: it must not exist yet, and its writes are synced as SYNCED_APPEND's. */
+const SYNCED_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DSYNC;
+
+/**
+ * Creates `path` with `text`, on disk when this resolves (its folder entry needs `syncFolder`
+ * too). One open and one synced write, where a replace by rename takes six steps; a crash midway
+ * leaves a short new file, never a changed old one, so it serves files that are written once.
+ */
+export async function writeNewFileSynced(path: string, text: string): Promise<void> {
+  const file = await open(path, SYNCED_NEW, 0o600);
+  try {
+    await appendSynced(file, text);
+  } finally {
+    // The text is on disk once the write returns; nothing waits for the descriptor to close.
+    file.close().catch(() => undefined);
+  }
+}
+
+/** Writes all of `text` at the file's position (its end, for SYNCED_APPEND); resolves once it is on disk. */
 export async function appendSynced(file: FileHandle, text: string): Promise<void> {
   const bytes = Buffer.from(text, 'utf8');
   let offset = 0;
