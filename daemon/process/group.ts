@@ -9,3 +9,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
+/** Whether any process of the group is still alive. */
+export function groupAlive(pgid: number): boolean {
+  return signalGroup(pgid, 0);
+}

@@ -39,16 +39,11 @@ export function isSameProcess(pid: number, startTime: string): boolean {
   return stat !== null && stat.startTime === startTime && stat.state !== 'Z' && stat.state !== 'X';
 }
 
-/**
- * Every live (not zombie) process, read from /proc; with `abovePid`, only those with a higher pid
- * (all of them if pids have wrapped around past it since, as far as the last pid given out shows).
- */
-export function listProcesses(abovePid = 0): ProcStat[] {
-  const lastPid = abovePid > 0 ? Number(readTextOrEmpty('/proc/sys/kernel/ns_last_pid')) : 0;
-  const floor = lastPid >= abovePid ? abovePid : 0;
+/** Every live (not zombie) process, read from /proc. */
+export function listProcesses(): ProcStat[] {
   const all: ProcStat[] = [];
   for (const name of safeReaddir('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) <= floor) continue;
+    if (!/^\d+$/.test(name)) continue;
     const stat = readStat(Number(name));
     if (stat !== null && stat.state !== 'Z' && stat.state !== 'X') all.push(stat);
   }
@@ -100,14 +95,6 @@ export function signalEach(processes: readonly ProcStat[], signal: NodeJS.Signal
     } catch {
       // gone in the meantime
     }
-  }
-}
-
-function readTextOrEmpty(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return '';
   }
 }
 

@@ -3,8 +3,9 @@ import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import { LineSplitter } from '../../rpc/framing.js';
 import type { Clock } from '../clock.js';
-import { JOB_MARK, listProcesses, readStat } from './proc.js';
-import { belongingOf, stopAll, stopTree } from './stop.js';
+import { groupAlive } from './group.js';
+import { JOB_MARK } from './proc.js';
+import { stopTree } from './stop.js';
 
 /** Engine output lines longer than this are dropped (the rest of the turn is still read). */
 export const MAX_ENGINE_LINE_BYTES = 2 * 1024 * 1024;
@@ -37,8 +38,6 @@ export interface ExitInfo {
 /** A running engine process: the leader of its own process group. */
 export interface EngineProcess {
   readonly pid: number | null;
-  /** From /proc/<pid>/stat as the process started; null when it never started or was gone at once. */
-  readonly startTime: string | null;
   readonly exited: Promise<ExitInfo>;
   /**
    * SIGTERM to the group, its descendants and the processes marked with its job, SIGKILL after
@@ -63,7 +62,6 @@ export function createSpawner(clock: Clock, killGraceMs: number): Spawner {
 
 class ExecaProcess implements EngineProcess {
   readonly pid: number | null;
-  readonly startTime: string | null;
   readonly exited: Promise<ExitInfo>;
   readonly #clock: Clock;
   readonly #graceMs: number;
@@ -71,7 +69,6 @@ class ExecaProcess implements EngineProcess {
   readonly #stdin: NodeJS.WritableStream | null;
   #stopping: Promise<ExitInfo> | null = null;
   #leaderGone = false;
-  #swept: Promise<void> = Promise.resolve();
   readonly #logs: Record<OutputStream, WriteStream>;
 
   constructor(request: SpawnRequest, clock: Clock, graceMs: number) {
@@ -93,7 +90,6 @@ class ExecaProcess implements EngineProcess {
       encoding: 'buffer',
     });
     this.pid = child.pid ?? null;
-    this.startTime = this.pid === null ? null : (readStat(this.pid)?.startTime ?? null);
     this.#stdin = request.stdin === 'pipe' ? child.stdin : null;
     this.#stdin?.on('error', () => undefined);
     this.#logs = { stdout: openLog(request.logs.stdout), stderr: openLog(request.logs.stderr) };
@@ -106,7 +102,7 @@ class ExecaProcess implements EngineProcess {
     });
     this.exited = leaderExit.then(async (info) => {
       this.#leaderGone = true;
-      if (this.pid !== null) this.#swept = this.#sweep(this.pid);
+      if (this.pid !== null) this.#sweepGroup(this.pid);
       await Promise.race([drained, new Promise<void>((resolve) => this.#clock.setTimer(DRAIN_AFTER_EXIT_MS, resolve))]);
       child.stdout?.destroy();
       child.stderr?.destroy();
@@ -118,10 +114,7 @@ class ExecaProcess implements EngineProcess {
     if (this.#stopping !== null) return this.#stopping;
     const pid = this.pid;
     const treeGone = pid !== null && !this.#leaderGone ? stopTree(pid, this.#clock, this.#graceMs, this.#mark) : Promise.resolve();
-    this.#stopping = Promise.all([this.exited, treeGone]).then(async ([info]) => {
-      await this.#swept;
-      return info;
-    });
+    this.#stopping = Promise.all([this.exited, treeGone]).then(([info]) => info);
     return this.#stopping;
   }
 
@@ -168,16 +161,9 @@ class ExecaProcess implements EngineProcess {
     });
   }
 
-  /**
-   * What outlives the leader gets the same stop sequence, so nothing lingers: members of its
-   * group, and tools marked with its job that started since it did (an earlier turn's engine is
-   * gone by now; the next one starts only after this exit is reported). Being born later, they
-   * have higher pids, unless pids wrapped around: only those are read when /proc shows no wrap.
-   */
-  #sweep(pid: number): Promise<void> {
-    const belonging = { groups: [pid], owns: (mark: string) => mark === this.#mark, bornAfter: Number(this.startTime ?? 0) };
-    const left = belongingOf(listProcesses(pid), belonging);
-    return left.length === 0 ? Promise.resolve() : stopAll(left, belonging, this.#clock, this.#graceMs);
+  /** Members of the group that outlive the leader get the same stop sequence: nothing lingers. */
+  #sweepGroup(pgid: number): void {
+    if (groupAlive(pgid)) void stopTree(pgid, this.#clock, this.#graceMs, this.#mark);
   }
 }
 
