@@ -142,7 +142,7 @@ export class LowdbStore implements Store {
   #apply(entry: JournalEntry): void {
     const data = this.#db.data;
     if ('job' in entry) data.jobs[entry.job.job_id] = entry.job;
-    else if ('process' in entry) data.processes = { ...data.processes, [String(entry.process.pid)]: entry.process };
+    else if ('process' in entry) (data.processes ??= {})[String(entry.process.pid)] = entry.process;
     else if (data.processes !== undefined) delete data.processes[String(entry.process_removed)];
   }
 
