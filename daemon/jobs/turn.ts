@@ -50,7 +50,7 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
     argv: spec.argv,
     cwd: spec.cwd,
     env: spec.env,
-      mark: spec.mark,
+    mark: spec.mark,
     stdin: 'ignore',
     logs: spec.logs,
     onLine(stream, text) {

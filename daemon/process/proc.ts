@@ -56,7 +56,11 @@ export function listProcesses(): ProcStat[] {
  */
 export function descendants(pid: number, all: readonly ProcStat[]): ProcStat[] {
   const children = new Map<number, ProcStat[]>();
-  for (const stat of all) children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), stat]);
+  for (const stat of all) {
+    const siblings = children.get(stat.ppid);
+    if (siblings === undefined) children.set(stat.ppid, [stat]);
+    else siblings.push(stat);
+  }
   const found = new Map<number, ProcStat>();
   const stack = [pid];
   while (stack.length > 0) {
