@@ -49,14 +49,15 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const pool = new SlotPool(config.max_concurrent);
   const engines = new EngineCatalog(config.engines, definedEnv(process.env));
   const probe = new ProfileProbe(config.engines, (name) => engines.envFor(name), runShort);
+  const queries = new JobQueries(store, runsDir);
   const supervisor = new Supervisor({
-    store, events, pool, clock, logger, skills, config, runsDir,
+    store, events, pool, clock, logger, skills, config, runsDir, queries,
     spawner: createSpawner(clock, config.kill_grace_ms),
     engineEnv: (name) => engines.envFor(name),
     profileFor: (name) => probe.profileFor(name),
   });
   const subscriptions = new Subscriptions(events);
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, store, pool, skills, engines, probe, supervisor, queries: new JobQueries(store, runsDir), subscriptions });
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, store, pool, skills, engines, probe, supervisor, queries, subscriptions });
   const server = new RpcServer(new Dispatcher(bindMethods(api), (method, error) => logger.error({ method, err: error }, 'internal error in method')));
   const watcher = await SkillWatcher.start(
     config.skills_dirs,

@@ -20,7 +20,7 @@ import { KeyedLock } from './keyed-lock.js';
 import { Launcher } from './launcher.js';
 import { newJob } from './new-job.js';
 import { patchSkillMd, replyPrompt } from './prompt.js';
-import { JobQueries } from './queries.js';
+import type { JobQueries } from './queries.js';
 import type { RunFolder } from './run-folder.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
 import type { StickySession } from './sticky-session.js';
@@ -37,6 +37,8 @@ export interface SupervisorDeps {
   skills: SkillRegistry;
   config: Config;
   runsDir: string;
+  /** Read-only views of jobs, shared with the API. */
+  queries: JobQueries;
   engineEnv(name: EngineName): Record<string, string>;
   profileFor(name: EngineName): Promise<InteractiveProfile>;
 }
@@ -82,7 +84,7 @@ export class Supervisor {
 
   constructor(deps: SupervisorDeps) {
     this.#d = deps;
-    this.#queries = new JobQueries(deps.store, deps.runsDir);
+    this.#queries = deps.queries;
     this.#launcher = new Launcher(deps);
     this.#histories = new Histories(deps.runsDir);
     this.#deadlines = new Deadlines(deps.clock, (jobId) => this.#onDeadline(jobId));
