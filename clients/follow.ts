@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { RpcClient } from '../rpc/client.js';
 import { flagOpt, intOpt } from './args.js';
 import { arg, type Command } from './command.js';
-import { followEvents } from './events.js';
+import { jobEvents } from './events.js';
 import { eventLine } from './format.js';
 import type { JobView, LogChunk } from './wire.js';
 
@@ -48,10 +48,10 @@ export const watchCommand: Command = {
   run: async (ctx, inv) => {
     const jobId = inv.positionals[0];
     const params = jobId === undefined ? {} : { job_id: jobId, after_seq: 0 };
-    await followEvents(ctx.client, params, (event) => {
+    for await (const event of jobEvents(ctx.client, params)) {
       ctx.print(ctx.json ? JSON.stringify(event) : eventLine(event));
-      return jobId !== undefined && event.type === 'finished';
-    });
-    return 0;
+      if (jobId !== undefined && event.type === 'finished') return 0;
+    }
+    throw new Error('the event stream ended early'); // jobEvents ends only by throwing
   },
 };
