@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { sep } from 'node:path';
+import { listProcesses, readStat } from '../../daemon/process/proc.js';
 import { nowMs } from './util.js';
 
 /** Clock ticks per second of /proc/<pid>/stat CPU times. */
@@ -58,13 +59,8 @@ export async function measureCpu(pid: number, windowMs: number): Promise<{ perce
 
 /** True while the process exists and is not a zombie. */
 export function processAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
+  const stat = readStat(pid);
+  return stat !== null && stat.state !== 'Z' && stat.state !== 'X';
 }
 
 /**
@@ -77,9 +73,7 @@ export function sweepProcesses(dir: string): number {
   const killed = new Set<number>();
   for (let pass = 0; pass < 5; pass += 1) {
     let found = 0;
-    for (const name of safeReaddir('/proc')) {
-      if (!/^\d+$/.test(name)) continue;
-      const pid = Number(name);
+    for (const { pid } of listProcesses()) {
       if (pid === process.pid) continue;
       let cwd: string;
       try {
@@ -88,7 +82,6 @@ export function sweepProcesses(dir: string): number {
         continue;
       }
       if (cwd !== dir && !cwd.startsWith(dir + sep)) continue;
-      if (!processAlive(pid)) continue;
       try {
         process.kill(pid, 'SIGKILL');
         killed.add(pid);
@@ -100,12 +93,4 @@ export function sweepProcesses(dir: string): number {
     if (found === 0) break;
   }
   return killed.size;
-}
-
-function safeReaddir(path: string): string[] {
-  try {
-    return readdirSync(path);
-  } catch {
-    return [];
-  }
 }
