@@ -5,6 +5,7 @@ import type { MethodHandler } from '../rpc/dispatcher.js';
 import type { MethodName } from '../rpc/methods.js';
 import type { Config } from './config.js';
 import type { EngineCatalog } from './engines/info.js';
+import type { Faults } from './faults.js';
 import type { ProfileProbe } from './engines/probe.js';
 import type { CreateParams } from './jobs/create-request.js';
 import type { ReplyParams, Supervisor } from './jobs/supervisor.js';
@@ -31,6 +32,7 @@ export interface ApiDeps {
   supervisor: Supervisor;
   queries: JobQueries;
   subscriptions: Subscriptions;
+  faults: Faults;
 }
 
 /** The method implementations; params arrive already checked against `METHOD_PARAMS`. */
@@ -47,6 +49,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       jobs: d.store.countByStatus(),
       skills: d.skills.counts(),
       notices: d.store.notices,
+      internal_errors: d.faults.stats(),
     }),
     'skills/list': () => ({ skills: d.skills.list() }),
     'skills/get': (params) => {

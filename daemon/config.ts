@@ -18,6 +18,7 @@ export interface Config {
   skills_dirs: string[];
   max_concurrent: number;
   max_queue: number;
+  max_connections: number;
   session_timeout_sec: number;
   hard_timeout_sec: number;
   kill_grace_ms: number;
@@ -68,6 +69,7 @@ function defaults(sources: ConfigSources): Raw {
     skills_dirs: [join(dataHome, 'skilld', 'skills'), bundledSkillsDir],
     max_concurrent: 4,
     max_queue: 128,
+    max_connections: 64,
     session_timeout_sec: 1200,
     hard_timeout_sec: 3600,
     kill_grace_ms: 5000,
@@ -93,7 +95,7 @@ async function readConfigFile(path: string | undefined): Promise<{ values: Raw; 
   return { values: values as Raw, path };
 }
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'skills_dirs', 'max_concurrent', 'max_queue', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'engines'];
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
@@ -119,6 +121,7 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     skills_dirs: (dirs as string[]).map((d) => resolve(d)),
     max_concurrent: int('max_concurrent', 1),
     max_queue: int('max_queue', 0),
+    max_connections: int('max_connections', 1),
     session_timeout_sec: int('session_timeout_sec', 1),
     hard_timeout_sec: int('hard_timeout_sec', 1),
     kill_grace_ms: int('kill_grace_ms', 0),

@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { EngineCatalog } from './engines/info.js';
 import { ProfileProbe } from './engines/probe.js';
 import { runShort } from './process/run-short.js';
+import { Faults } from './faults.js';
 import { EventLog } from './jobs/events.js';
 import { Supervisor } from './jobs/supervisor.js';
 import { JobQueries } from './jobs/queries.js';
@@ -38,6 +39,8 @@ export interface Daemon {
  */
 export async function startDaemon(config: Config, logger: Logger, listen: ListenTarget): Promise<Daemon> {
   const clock = systemClock;
+  const faults = new Faults(logger, () => clock.now());
+  const unguard = faults.guardProcess();
   const version = await readVersion();
   const runsDir = join(config.state_dir, 'runs');
   await mkdir(runsDir, { recursive: true, mode: 0o700 });
@@ -57,8 +60,9 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     profileFor: (name) => probe.profileFor(name),
   });
   const subscriptions = new Subscriptions(events);
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, store, pool, skills, engines, probe, supervisor, queries, subscriptions });
-  const server = new RpcServer(new Dispatcher(bindMethods(api), (method, error) => logger.error({ method, err: error }, 'internal error in method')));
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, store, pool, skills, engines, probe, supervisor, queries, subscriptions, faults });
+  const dispatcher = new Dispatcher(bindMethods(api), (method, error) => faults.report('method', error, { method }));
+  const server = new RpcServer(dispatcher, { maxConnections: config.max_connections }, (error) => faults.report('rpc_server', error));
   const watcher = await SkillWatcher.start(
     config.skills_dirs,
     (id) => {
@@ -88,6 +92,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
         await store.close();
         await server.removeSocketFile();
         logger.info({}, 'skilld stopped');
+        unguard();
         await new Promise<void>((resolve) => (logger.flush ? logger.flush(() => resolve()) : resolve()));
       })();
       return closing;

@@ -1,34 +1,61 @@
 import type { Socket } from 'node:net';
 import { LineSplitter, MAX_RPC_LINE_BYTES, encodeLine } from './framing.js';
-import { rpcError } from './errors.js';
+import { rpcError, type ErrorCode } from './errors.js';
+import { Limiter } from './limiter.js';
 
 /** A buffered-but-unsent backlog above this closes the connection: a slow reader must not grow memory. */
 export const MAX_CONNECTION_BACKLOG_BYTES = 16 * 1024 * 1024;
+/** Requests of one connection (batch items counted one by one) that run at once; reading pauses beyond. */
+export const MAX_REQUESTS_IN_FLIGHT = 16;
 
-/** One client connection: reads request lines, writes responses and notifications. */
+/** Bytes of unfinished request lines, shared by every connection of a server. */
+export interface InboundBudget {
+  /** Records that `conn` now holds `bytes`; false when the shared budget would be exceeded. */
+  hold(conn: Connection, bytes: number): boolean;
+  release(conn: Connection): void;
+}
+
+/** Handles one complete request line; resolves once its answer (if any) was handed to `send`. */
+export type LineHandler = (line: string, conn: Connection) => Promise<void>;
+
+/**
+ * One client connection: reads request lines, writes responses and notifications. When the
+ * client ends its side (a script's `echo … | socat`), every request already read is still
+ * answered, then the connection is closed.
+ */
 export class Connection {
   readonly id: number;
   readonly #socket: Socket;
   readonly #closeHandlers: Array<() => void> = [];
+  readonly #limiter: Limiter;
+  readonly #budget: InboundBudget;
+  #linesInFlight = 0;
+  #inputEnded = false;
   #closed = false;
 
-  constructor(id: number, socket: Socket, onLine: (line: string, conn: Connection) => void) {
+  constructor(id: number, socket: Socket, onLine: LineHandler, budget: InboundBudget) {
     this.id = id;
     this.#socket = socket;
+    this.#budget = budget;
+    this.#limiter = new Limiter(MAX_REQUESTS_IN_FLIGHT, (busy) => (busy ? socket.pause() : socket.resume()));
     const splitter = new LineSplitter(MAX_RPC_LINE_BYTES, {
       line: (text) => {
-        if (!this.#closed && text.trim() !== '') onLine(text, this);
+        if (!this.#closed && text.trim() !== '') this.#take(onLine(text, this));
       },
-      overflow: () => this.#rejectOversized(),
+      overflow: () => this.#refuse('REQUEST_TOO_LARGE', `request line exceeds ${MAX_RPC_LINE_BYTES} bytes`),
     });
     socket.on('data', (chunk: Buffer) => {
-      if (!this.#closed) splitter.push(chunk);
+      if (this.#closed) return;
+      splitter.push(chunk);
+      if (!this.#closed && !budget.hold(this, splitter.buffered)) this.#refuse('SERVER_BUSY', 'the daemon holds too many unfinished request lines; retry later');
     });
     socket.on('end', () => {
-      if (!this.#closed) splitter.end();
-      this.close();
+      if (this.#closed) return;
+      splitter.end();
+      this.#inputEnded = true;
+      this.#closeWhenAnswered();
     });
-    socket.on('error', () => this.close());
+    socket.on('error', () => this.#destroy());
     socket.on('close', () => this.#markClosed());
   }
 
@@ -36,11 +63,21 @@ export class Connection {
     return this.#closed;
   }
 
+  /** Runs one request's work within this connection's limit on requests in flight. */
+  run<T>(task: () => Promise<T>): Promise<T> {
+    return this.#limiter.run(task);
+  }
+
   /** Writes one message; drops the connection instead of buffering without bound. */
   send(message: unknown): void {
+    this.sendLine(encodeLine(message));
+  }
+
+  /** Writes one already encoded line (with its `\n`). */
+  sendLine(line: string): void {
     if (this.#closed) return;
-    this.#socket.write(encodeLine(message));
-    if (this.#socket.writableLength > MAX_CONNECTION_BACKLOG_BYTES) this.#socket.destroy();
+    this.#socket.write(line);
+    if (this.#socket.writableLength > MAX_CONNECTION_BACKLOG_BYTES) this.#destroy();
   }
 
   notify(method: string, params: unknown): void {
@@ -52,21 +89,58 @@ export class Connection {
     else this.#closeHandlers.push(handler);
   }
 
+  /** Ends the connection after what was written so far; answers still being made are dropped. */
   close(): void {
     if (this.#closed) return;
     this.#socket.end();
     this.#markClosed();
   }
 
-  #rejectOversized(): void {
-    this.send({ jsonrpc: '2.0', id: null, error: rpcError('REQUEST_TOO_LARGE', `request line exceeds ${MAX_RPC_LINE_BYTES} bytes`) });
-    this.close();
+  #take(handling: Promise<void>): void {
+    this.#linesInFlight += 1;
+    const done = (): void => {
+      this.#linesInFlight -= 1;
+      this.#closeWhenAnswered();
+    };
+    handling.then(done, done);
+  }
+
+  #closeWhenAnswered(): void {
+    if (this.#inputEnded && this.#linesInFlight === 0) this.close();
+  }
+
+  #refuse(code: ErrorCode, message: string): void {
+    if (this.#closed) return;
+    this.#markClosed();
+    refuseSocket(this.#socket, code, message);
+  }
+
+  #destroy(): void {
+    this.#socket.destroy();
+    this.#markClosed();
   }
 
   #markClosed(): void {
     if (this.#closed && this.#closeHandlers.length === 0) return;
     this.#closed = true;
+    this.#budget.release(this);
     const handlers = this.#closeHandlers.splice(0);
     for (const handler of handlers) handler();
   }
+}
+
+/**
+ * Answers a connection with one error line and ends it. What the client goes on sending is read
+ * and dropped, up to one request line's worth, so that a client still writing gets the answer
+ * (its write does not fail first); past that the socket is destroyed.
+ */
+export function refuseSocket(socket: Socket, code: ErrorCode, message: string): void {
+  let dropped = 0;
+  socket.on('error', () => undefined);
+  socket.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > MAX_RPC_LINE_BYTES) socket.destroy();
+  });
+  socket.resume();
+  socket.end(encodeLine({ jsonrpc: '2.0', id: null, error: rpcError(code, message) }));
 }

@@ -1,5 +1,15 @@
 import { JSONRPCServer, type JSONRPCRequest, type JSONRPCResponse } from 'json-rpc-2.0';
-import { SkilldError, rpcError } from './errors.js';
+import { BatchAnswer, encodeResponse } from './answer.js';
+import { SkilldError, rpcError, type ErrorCode } from './errors.js';
+
+/** A batch holds at most this many requests; a larger one is refused whole, before any runs. */
+export const MAX_BATCH_REQUESTS = 1000;
+/** `params` may nest objects and arrays this many levels deep; deeper ones are refused. */
+export const MAX_PARAMS_DEPTH = 64;
+
+/** Runs one request's work; the transport passes one that limits how many run at once. */
+export type RequestRunner = <T>(task: () => Promise<T>) => Promise<T>;
+const runNow: RequestRunner = (task) => task();
 
 /** A method implementation; `context` is whatever the transport passes (the connection). */
 export type MethodHandler<C> = (params: unknown, context: C) => unknown;
@@ -8,8 +18,9 @@ export type MethodHandler<C> = (params: unknown, context: C) => unknown;
 export type InternalErrorListener = (method: string, error: unknown) => void;
 
 /**
- * The protocol core: turns one request line into the response line(s), with no I/O. Parse errors,
- * invalid requests and unknown methods get coded errors; batches are answered with an array.
+ * The protocol core: turns one request line into its answer line, with no I/O. Parse errors,
+ * invalid requests and unknown methods get coded errors; batches are answered with an array; an
+ * answer never exceeds `MAX_ANSWER_BYTES`.
  */
 export class Dispatcher<C> {
   readonly #server: JSONRPCServer<C>;
@@ -35,26 +46,53 @@ export class Dispatcher<C> {
     }
   }
 
-  /** Answers one line: a response, an array for a batch, or null when nothing is owed (notifications). */
-  async handleLine(line: string, context: C): Promise<JSONRPCResponse | JSONRPCResponse[] | null> {
+  /**
+   * Answers one line: the answer's JSON text (an array for a batch), or null when nothing is owed
+   * (notifications). Each request's work goes through `run`.
+   */
+  async handleLine(line: string, context: C, run: RequestRunner = runNow): Promise<string | null> {
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
     } catch {
-      return errorResponse(null, 'PARSE_ERROR', 'parse error: the line is not valid JSON');
+      return encodeResponse(errorResponse(null, 'PARSE_ERROR', 'parse error: the line is not valid JSON'));
     }
-    if (!Array.isArray(parsed)) return this.#handleOne(parsed, context);
-    if (parsed.length === 0) return errorResponse(null, 'INVALID_REQUEST', 'invalid request: empty batch');
-    const answers = await Promise.all(parsed.map((item) => this.#handleOne(item, context)));
-    const responses = answers.filter((answer): answer is JSONRPCResponse => answer !== null);
-    return responses.length === 0 ? null : responses;
+    if (!Array.isArray(parsed)) {
+      const answer = await run(() => this.#handleOne(parsed, context));
+      return answer === null ? null : encodeResponse(answer);
+    }
+    if (parsed.length === 0) return encodeResponse(errorResponse(null, 'INVALID_REQUEST', 'invalid request: empty batch'));
+    if (parsed.length > MAX_BATCH_REQUESTS) {
+      return encodeResponse(errorResponse(null, 'BATCH_TOO_LARGE', `a batch holds at most ${MAX_BATCH_REQUESTS} requests; this one has ${parsed.length} and none of them ran`));
+    }
+    const batch = new BatchAnswer(parsed.length);
+    await Promise.all(parsed.map((item, index) => run(() => this.#handleOne(item, context)).then((answer) => batch.set(index, answer))));
+    return batch.line();
   }
 
   async #handleOne(item: unknown, context: C): Promise<JSONRPCResponse | null> {
     const problem = requestProblem(item);
     if (problem !== null) return errorResponse(idOf(item), 'INVALID_REQUEST', `invalid request: ${problem}`);
-    return this.#server.receive(item as JSONRPCRequest, context);
+    const request = item as JSONRPCRequest;
+    if (nestedDeeperThan(request.params, MAX_PARAMS_DEPTH)) {
+      return request.id === undefined ? null : errorResponse(request.id, 'INVALID_PARAMS', `invalid params for ${request.method}: nested more than ${MAX_PARAMS_DEPTH} levels deep`);
+    }
+    return this.#server.receive(request, context);
   }
+}
+
+/** Whether objects and arrays in `value` nest deeper than `max` levels (`{}` is one level). Iterative: any depth is safe. */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [node, depth] = top;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
 
 function requestProblem(item: unknown): string | null {
@@ -76,6 +114,6 @@ function idOf(item: unknown): string | number | null {
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
-function errorResponse(id: string | number | null, code: 'PARSE_ERROR' | 'INVALID_REQUEST' | 'METHOD_NOT_FOUND', message: string): JSONRPCResponse {
+function errorResponse(id: string | number | null, code: ErrorCode, message: string): JSONRPCResponse {
   return { jsonrpc: '2.0', id, error: rpcError(code, message) };
 }

@@ -38,6 +38,11 @@ export class LineSplitter {
     }
   }
 
+  /** Bytes held of the line not yet complete (none while an oversized line is being skipped). */
+  get buffered(): number {
+    return this.#overflowing ? 0 : this.#size;
+  }
+
   /** Flushes a last line that had no terminator (end of stream). */
   end(): void {
     if (this.#size > 0 || this.#overflowing) this.#finishLine();

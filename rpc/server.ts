@@ -1,8 +1,19 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { lstat, mkdir, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Connection } from './connection.js';
+import { Connection, refuseSocket, type InboundBudget } from './connection.js';
 import type { Dispatcher } from './dispatcher.js';
+import { rpcError } from './errors.js';
+
+/** Bytes of unfinished request lines all connections together may hold. */
+export const MAX_UNFINISHED_BYTES_TOTAL = 32 * 1024 * 1024;
+
+export interface ServerLimits {
+  /** Clients connected at once; one more is answered `SERVER_BUSY` and closed. */
+  maxConnections: number;
+  /** See `MAX_UNFINISHED_BYTES_TOTAL`. */
+  maxUnfinishedBytes?: number;
+}
 
 /** Where to listen: a socket path we create, or a listening descriptor inherited from systemd. */
 export type ListenTarget = { kind: 'path'; path: string; mode: number } | { kind: 'fd'; fd: number };
@@ -12,12 +23,20 @@ export class RpcServer {
   readonly #dispatcher: Dispatcher<Connection>;
   readonly #server: Server;
   readonly #connections = new Set<Connection>();
+  readonly #limits: ServerLimits;
+  readonly #budget: SharedBudget;
+  readonly #onFault: (error: unknown) => void;
   #nextId = 1;
   #ownedPath: string | null = null;
 
-  constructor(dispatcher: Dispatcher<Connection>) {
+  /** `onFault` hears of errors no request could be answered for (they are answered INTERNAL_ERROR). */
+  constructor(dispatcher: Dispatcher<Connection>, limits: ServerLimits, onFault: (error: unknown) => void) {
     this.#dispatcher = dispatcher;
-    this.#server = createServer((socket) => this.#accept(socket));
+    this.#limits = limits;
+    this.#onFault = onFault;
+    this.#budget = new SharedBudget(limits.maxUnfinishedBytes ?? MAX_UNFINISHED_BYTES_TOTAL);
+    // Half-open: a client that ends its side still gets the answers to what it sent.
+    this.#server = createServer({ allowHalfOpen: true }, (socket) => this.#accept(socket));
   }
 
   get connectionCount(): number {
@@ -64,14 +83,47 @@ export class RpcServer {
   }
 
   #accept(socket: Socket): void {
-    const conn = new Connection(this.#nextId++, socket, (line, c) => void this.#handle(line, c));
+    if (this.#connections.size >= this.#limits.maxConnections) {
+      refuseSocket(socket, 'SERVER_BUSY', `${this.#limits.maxConnections} clients are connected (max_connections); retry later`);
+      return;
+    }
+    const conn = new Connection(this.#nextId++, socket, (line, c) => this.#handle(line, c), this.#budget);
     this.#connections.add(conn);
     conn.onClose(() => this.#connections.delete(conn));
   }
 
+  /** Never rejects: whatever goes wrong is reported and answered, and the server keeps serving. */
   async #handle(line: string, conn: Connection): Promise<void> {
-    const response = await this.#dispatcher.handleLine(line, conn);
-    if (response !== null) conn.send(response);
+    try {
+      const answer = await this.#dispatcher.handleLine(line, conn, (task) => conn.run(task));
+      if (answer !== null) conn.sendLine(`${answer}\n`);
+    } catch (error) {
+      this.#onFault(error);
+      conn.send({ jsonrpc: '2.0', id: null, error: rpcError('INTERNAL_ERROR', 'internal error') });
+    }
+  }
+}
+
+/** The unfinished-line bytes of every connection, against one limit. */
+class SharedBudget implements InboundBudget {
+  readonly #limit: number;
+  readonly #held = new Map<Connection, number>();
+  #total = 0;
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  hold(conn: Connection, bytes: number): boolean {
+    this.release(conn);
+    if (bytes > 0) this.#held.set(conn, bytes);
+    this.#total += bytes;
+    return this.#total <= this.#limit;
+  }
+
+  release(conn: Connection): void {
+    this.#total -= this.#held.get(conn) ?? 0;
+    this.#held.delete(conn);
   }
 }
 
@@ -81,11 +133,27 @@ export class RpcServer {
  */
 async function prepareSocketPath(path: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  await checkSocketFolder(dirname(path));
   const info = await lstat(path).catch(() => null);
   if (info === null) return;
   if (!info.isSocket()) throw new Error(`${path} exists and is not a socket; refusing to replace it`);
   if (await answers(path)) throw new Error(`another daemon is already listening on ${path}`);
   await unlink(path);
+}
+
+/**
+ * Whoever may write in the socket's folder may replace the socket with one of their own (a
+ * `/tmp/skilld-<uid>` made in advance by another user, say). The folder must be a real folder,
+ * owned by this user or root, and writable by nobody else.
+ */
+export async function checkSocketFolder(folder: string, uid = process.getuid?.() ?? 0): Promise<void> {
+  const info = await lstat(folder);
+  const refuse = (why: string): never => {
+    throw new Error(`refusing to listen in ${folder}: ${why}; another user could replace the socket. Use a folder of your own, or fix this one (chown, chmod go-w)`);
+  };
+  if (!info.isDirectory()) refuse('it is not a folder (a symbolic link?)');
+  if (info.uid !== uid && info.uid !== 0) refuse(`it is owned by uid ${info.uid}, not by this user (uid ${uid}) or root`);
+  if ((info.mode & 0o022) !== 0) refuse(`it is writable by ${(info.mode & 0o002) !== 0 ? 'everyone' : 'its group'} (mode ${(info.mode & 0o7777).toString(8).padStart(4, '0')})`);
 }
 
 function answers(path: string): Promise<boolean> {

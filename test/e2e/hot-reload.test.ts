@@ -43,14 +43,13 @@ function manifest(version: string, extra = ''): string {
   return `{ "id": "greeter", "version": "${version}", "name": "Greeter", "execution_modes": ["auto"]${extra} }\n`;
 }
 
-t.test('a new skill folder is listed within 1 s, with a skills/changed notification', async (t) => {
+// How fast a change is picked up is measured by the P6 benchmark, not asserted here.
+t.test('a new skill folder is listed, with a skills/changed notification', async (t) => {
   const notified = changed(client, 'greeter');
-  const started = Date.now();
   const dir = join(skillsDir, 'greeter');
   await cp(join(TEST_SKILLS, 'echo-auto'), dir, { recursive: true });
   await writeFile(join(dir, 'assets', 'runner.json'), manifest('1.0.0'));
   await notified;
-  t.ok(Date.now() - started < 1000, `reloaded in ${Date.now() - started} ms`);
   t.match(await skill('greeter'), { id: 'greeter', version: '1.0.0', status: 'ok' });
 });
 

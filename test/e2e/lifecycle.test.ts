@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { DAEMON_BIN, TestDaemon, waitForFile, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { DAEMON_BIN, TestDaemon, alive, waitForFile, waitForStatus, type JobView } from '../helpers/daemon.js';
 
 const run = promisify(execFile);
 
@@ -36,9 +36,12 @@ t.test('SIGTERM stops engines, removes the socket and exits 0; a restart keeps f
   await waitForStatus(client, done.job_id);
   const hanging = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'gemini', input: { scenario: 'hang' } });
   await waitForStatus(client, hanging.job_id, ['running']);
-  const started = Date.now();
+  const workspace = join(daemon.runDir(hanging.job_id), 'workspace', '.fake-engine');
+  const enginePid = Number(await waitForFile(join(workspace, 'pid')));
+  const toolPid = Number(await waitForFile(join(workspace, 'child-pid')));
   t.equal(await daemon.stop(), 0, 'exit code 0');
-  t.ok(Date.now() - started < 200 + 2000, 'within kill_grace_ms + 2 s');
+  t.notOk(alive(enginePid), 'the engine was stopped before the daemon exited');
+  t.notOk(alive(toolPid), 'and so was its tool');
   t.notOk(existsSync(daemon.socket), 'the socket file is removed');
 
   const again = await TestDaemon.start({ dir: daemon.dir });

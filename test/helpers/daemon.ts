@@ -19,6 +19,8 @@ export interface DaemonOptions {
   skillsDirs?: string[];
   /** Reuse a folder (restart tests); a new temp folder otherwise. */
   dir?: string;
+  /** The socket path; `<dir>/skilld.sock` otherwise. */
+  socket?: string;
   env?: Record<string, string>;
 }
 
@@ -31,9 +33,9 @@ export class TestDaemon {
   readonly logLines: string[] = [];
   #clients: RpcClient[] = [];
 
-  private constructor(dir: string, child: ChildProcess) {
+  private constructor(dir: string, socket: string, child: ChildProcess) {
     this.dir = dir;
-    this.socket = join(dir, 'skilld.sock');
+    this.socket = socket;
     this.stateDir = join(dir, 'state');
     this.child = child;
   }
@@ -46,10 +48,11 @@ export class TestDaemon {
     };
     await writeFile(join(dir, 'config.json'), JSON.stringify(config));
     const skills = options.skillsDirs ?? [TEST_SKILLS];
-    const args = [DAEMON_BIN, '--config', join(dir, 'config.json'), '--socket', join(dir, 'skilld.sock'), '--state-dir', join(dir, 'state'), '--log-level', 'debug'];
+    const socket = options.socket ?? join(dir, 'skilld.sock');
+    const args = [DAEMON_BIN, '--config', join(dir, 'config.json'), '--socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'debug'];
     for (const s of skills) args.push('--skills-dir', s);
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
-    const daemon = new TestDaemon(dir, child);
+    const daemon = new TestDaemon(dir, socket, child);
     await daemon.#waitReady();
     return daemon;
   }

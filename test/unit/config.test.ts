@@ -42,6 +42,7 @@ t.test('defaults without any XDG variables', async (t) => {
     skills_dirs: ['/home/alice/.local/share/skilld/skills', BUNDLED],
     max_concurrent: 4,
     max_queue: 128,
+    max_connections: 64,
     session_timeout_sec: 1200,
     hard_timeout_sec: 3600,
     kill_grace_ms: 5000,
@@ -120,6 +121,7 @@ t.test('the config file sets every documented key', async (t) => {
     skills_dirs: ['/srv/skills', '/srv/more'],
     max_concurrent: 8,
     max_queue: 0,
+    max_connections: 8,
     session_timeout_sec: 60,
     hard_timeout_sec: 120,
     kill_grace_ms: 0,
@@ -132,6 +134,7 @@ t.test('the config file sets every documented key', async (t) => {
   t.same(config.skills_dirs, ['/srv/skills', '/srv/more']);
   t.equal(config.max_concurrent, 8);
   t.equal(config.max_queue, 0);
+  t.equal(config.max_connections, 8);
   t.equal(config.session_timeout_sec, 60);
   t.equal(config.hard_timeout_sec, 120);
   t.equal(config.kill_grace_ms, 0);
@@ -214,6 +217,7 @@ t.test('non-integer max_concurrent: ConfigError names the key', async (t) => {
 t.test('other integer keys name themselves and their minimum', async (t) => {
   for (const [key, value, min] of [
     ['max_queue', -1, 0],
+    ['max_connections', 0, 1],
     ['session_timeout_sec', 0, 1],
     ['hard_timeout_sec', 1.5, 1],
     ['kill_grace_ms', '5000', 0],

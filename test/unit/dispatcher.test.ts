@@ -1,10 +1,12 @@
 import t from 'tap';
-import { Dispatcher, type MethodHandler } from '../../rpc/dispatcher.js';
+import { MAX_ANSWER_BYTES } from '../../rpc/answer.js';
+import { Dispatcher, MAX_BATCH_REQUESTS, MAX_PARAMS_DEPTH, nestedDeeperThan, type MethodHandler } from '../../rpc/dispatcher.js';
 import { ERROR_CODES, SkilldError } from '../../rpc/errors.js';
 import { METHOD_PARAMS, bindMethods, type MethodName } from '../../rpc/methods.js';
 
 type Ctx = { conn: string };
-type Answer = Awaited<ReturnType<Dispatcher<Ctx>['handleLine']>>;
+/** The answer line, parsed: what a client reads. */
+type Answer = unknown;
 
 /** Every documented method echoes its name, params and context; jobs/get knows one job. */
 function impl(): Record<MethodName, MethodHandler<Ctx>> {
@@ -25,6 +27,8 @@ interface Harness {
   send(message: unknown): Promise<Answer>;
 }
 
+let counted = 0;
+
 function harness(): Harness {
   const internal: Array<{ method: string; error: unknown }> = [];
   const dispatcher = new Dispatcher<Ctx>(
@@ -37,13 +41,21 @@ function harness(): Harness {
       'test/skilld': async () => {
         throw new SkilldError('QUEUE_FULL', 'the queue is full', { details: { max_queue: 2 } });
       },
+      'test/bytes': (params) => 'x'.repeat((params as { n: number }).n),
+      'test/count': () => {
+        counted += 1;
+        return counted;
+      },
     },
     (method, error) => internal.push({ method, error }),
   );
   return {
     dispatcher,
     internal,
-    send: (message) => dispatcher.handleLine(typeof message === 'string' ? message : JSON.stringify(message), { conn: 'c1' }),
+    send: async (message) => {
+      const line = await dispatcher.handleLine(typeof message === 'string' ? message : JSON.stringify(message), { conn: 'c1' });
+      return line === null ? null : (JSON.parse(line) as unknown);
+    },
   };
 }
 
@@ -267,3 +279,73 @@ t.test(
     t.same(warned, []);
   },
 );
+
+t.test('a batch of more than MAX_BATCH_REQUESTS gets BATCH_TOO_LARGE and none of its requests runs', async (t) => {
+  const h = harness();
+  counted = 0;
+  const batch = Array.from({ length: MAX_BATCH_REQUESTS + 1 }, (_, i) => req(i, 'test/count'));
+  const answer = (await h.send(batch)) as { id: unknown; error: { code: number; message: string; data: { code: string } } };
+  t.equal(answer.id, null);
+  t.equal(answer.error.code, -32600);
+  t.equal(answer.error.data.code, 'BATCH_TOO_LARGE');
+  t.match(answer.error.message, /at most 1000 requests/);
+  t.equal(counted, 0, 'nothing ran');
+  const full = (await h.send(batch.slice(1))) as unknown[];
+  t.equal(full.length, MAX_BATCH_REQUESTS, 'a batch of exactly the limit runs');
+  t.equal(counted, MAX_BATCH_REQUESTS);
+});
+
+t.test('params nested deeper than MAX_PARAMS_DEPTH get INVALID_PARAMS; 100,000 levels cannot overflow the stack', async (t) => {
+  const h = harness();
+  const arrays = (count: number): unknown => JSON.parse(`${'['.repeat(count)}1${']'.repeat(count)}`) as unknown;
+  // params is level 1, input level 2: 62 arrays inside make exactly the limit.
+  const ok = await h.send(req(1, 'jobs/create', { skill_id: 's', engine: 'codex', input: { v: arrays(MAX_PARAMS_DEPTH - 2) } }));
+  t.match(ok, { id: 1, result: { method: 'jobs/create' } }, 'exactly the limit passes');
+  const over = await h.send(req(1, 'jobs/create', { skill_id: 's', engine: 'codex', input: { v: arrays(MAX_PARAMS_DEPTH - 1) } }));
+  t.match(over, { id: 1, error: { data: { code: 'INVALID_PARAMS' } } }, 'one more level does not');
+  const deep = `{"jsonrpc":"2.0","id":2,"method":"jobs/reply","params":{"job_id":"j","interaction_id":1,"response":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`;
+  const answer = (await h.send(deep)) as { id: number; error: { code: number; message: string; data: { code: string } } };
+  t.equal(answer.id, 2);
+  t.equal(answer.error.code, -32602);
+  t.equal(answer.error.data.code, 'INVALID_PARAMS');
+  t.match(answer.error.message, /nested more than 64 levels/);
+  t.equal(await h.send(`{"jsonrpc":"2.0","method":"daemon/ping","params":{"a":${'['.repeat(70)}${']'.repeat(70)}}}`), null, 'a deep notification gets nothing');
+  t.notOk(nestedDeeperThan({ a: [1, { b: 'x' }] }, 3));
+  t.ok(nestedDeeperThan({ a: [1, { b: {} }] }, 3));
+  t.notOk(nestedDeeperThan('text', 0), 'a scalar has no depth');
+});
+
+t.test('an answer past MAX_ANSWER_BYTES becomes RESPONSE_TOO_LARGE with the same id', async (t) => {
+  const h = harness();
+  const fits = (await h.send(req(1, 'test/bytes', { n: 1000 }))) as { result: string };
+  t.equal(fits.result.length, 1000);
+  const answer = (await h.send(req(2, 'test/bytes', { n: MAX_ANSWER_BYTES + 1 }))) as { id: number; error: { code: number; data: { code: string } } };
+  t.equal(answer.id, 2);
+  t.equal(answer.error.code, 3002);
+  t.equal(answer.error.data.code, 'RESPONSE_TOO_LARGE');
+});
+
+t.test('a batch answer keeps the results that fit within MAX_ANSWER_BYTES and replaces the others', async (t) => {
+  const h = harness();
+  const part = Math.floor(MAX_ANSWER_BYTES / 3);
+  const batch = [req(1, 'test/bytes', { n: part }), req(2, 'daemon/ping'), req(3, 'test/bytes', { n: part }), req(4, 'test/bytes', { n: part }), req(5, 'test/bytes', { n: part }), req(6, 'jobs/get', { job_id: 'nope' })];
+  const line = await h.dispatcher.handleLine(JSON.stringify(batch), { conn: 'c1' });
+  t.ok(line !== null && Buffer.byteLength(line) <= MAX_ANSWER_BYTES + 1024, 'the line stays within the limit');
+  const answers = JSON.parse(line as string) as Array<{ id: number; result?: unknown; error?: { data: { code: string } } }>;
+  t.same(answers.map((a) => a.id), [1, 2, 3, 4, 5, 6], 'every request is answered, in order');
+  t.equal(answers.filter((a) => a.error?.data.code === 'RESPONSE_TOO_LARGE').length, 2, 'two of the four large results did not fit');
+  t.same(answers[1]?.result, { ok: true, version: '0.1.0' });
+  t.equal(answers[5]?.error?.data.code, 'JOB_NOT_FOUND', 'errors always fit');
+});
+
+t.test('every request of a line, batch items one by one, goes through the runner the transport gives', async (t) => {
+  const h = harness();
+  let runs = 0;
+  const run = async <T>(task: () => Promise<T>): Promise<T> => {
+    runs += 1;
+    return task();
+  };
+  await h.dispatcher.handleLine(JSON.stringify([req(1, 'daemon/ping'), req(2, 'daemon/ping'), 7]), { conn: 'c1' }, run);
+  await h.dispatcher.handleLine(JSON.stringify(req(3, 'daemon/ping')), { conn: 'c1' }, run);
+  t.equal(runs, 4);
+});

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { JOB_MARK, isSameProcess, listProcesses, markOf, readStat } from '../../daemon/process/proc.js';
 import { belongingOf, stopAll } from '../../daemon/process/stop.js';
-import { systemClock } from '../../daemon/clock.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 /** A process that idles until stopped, started with exactly `env`. */
 async function idle(env: Record<string, string>, options: { ignoreTerm?: boolean } = {}): Promise<ChildProcess> {
@@ -40,12 +40,28 @@ t.test('belongingOf finds marked processes born after a point, and never this pr
   t.notOk(pids(0, [ownGroup]).includes(process.pid), 'not this process, even as a member of a group being stopped');
 });
 
-t.test('stopAll ends only when a process that ignores SIGTERM is gone, after the grace period', async (t) => {
+t.test('stopAll ends only when a process that ignores SIGTERM is gone, and SIGKILL comes only at the end of the grace period', async (t) => {
   const stubborn = await idle({ [JOB_MARK]: 'job-c' }, { ignoreTerm: true });
   const stat = readStat(stubborn.pid as number);
   if (stat === null) throw new Error('the process is gone already');
-  const started = Date.now();
-  await stopAll([stat], { groups: [], owns: () => false, bornAfter: 0 }, systemClock, 200);
+  const clock = new FakeClock();
+  let finished = false;
+  const stopping = stopAll([stat], { groups: [], owns: () => false, bornAfter: 0 }, clock, 200).then(() => (finished = true));
+  const exited = once(stubborn, 'exit');
+  // It got SIGTERM and ignores it: time up to the end of the grace period changes nothing.
+  for (let ms = 0; ms < 180; ms += 20) {
+    clock.advance(20);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  t.ok(isSameProcess(stat.pid, stat.startTime), 'still alive before the grace period ends');
+  t.notOk(finished, 'and the stop is still under way');
+  clock.advance(20);
+  const [, signal] = (await exited) as [number | null, string | null];
+  t.equal(signal, 'SIGKILL', 'killed once the grace period ended');
+  while (!finished) {
+    clock.advance(20);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await stopping;
   t.notOk(isSameProcess(stat.pid, stat.startTime), 'it is gone');
-  t.ok(Date.now() - started >= 190, 'SIGKILL came after the grace period');
 });

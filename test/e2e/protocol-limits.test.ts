@@ -1,0 +1,125 @@
+// Hostile input on the socket: answers, batches, nesting and connections are bounded, and no
+// request can take the daemon down.
+import t from 'tap';
+import { once } from 'node:events';
+import { createConnection, type Socket } from 'node:net';
+import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+
+const daemon = await TestDaemon.start({ config: { max_connections: 48 } });
+t.teardown(() => daemon.cleanup());
+const client = await daemon.client();
+
+/** Connects, sends `text`, and collects answer lines until `count` arrived or the socket closed. */
+async function exchange(text: string, count = 1): Promise<{ lines: string[]; closed: boolean }> {
+  const socket = createConnection(daemon.socket);
+  const lines: string[] = [];
+  let buffer = '';
+  let closed = false;
+  const done = new Promise<void>((resolve) => {
+    socket.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const parts = buffer.split('\n');
+      buffer = parts.pop() ?? '';
+      lines.push(...parts);
+      if (lines.length >= count) resolve();
+    });
+    socket.on('close', () => {
+      closed = true;
+      resolve();
+    });
+  });
+  socket.write(text);
+  await done;
+  socket.destroy();
+  return { lines, closed };
+}
+
+async function stillServing(): Promise<void> {
+  const fresh = await daemon.client();
+  t.match(await fresh.request('daemon/ping'), { ok: true }, 'the daemon still answers');
+}
+
+t.test('one request kills the daemon: a batch of 2,500 jobs/logs on a job with a 3 MiB log line is refused whole, and 1,000 get a bounded answer', async (t) => {
+  const job = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'big_line' } });
+  await waitForStatus(client, job.job_id);
+  const logs = (id: number): object => ({ jsonrpc: '2.0', id, method: 'jobs/logs', params: { job_id: job.job_id } });
+  const single = await client.request<{ data: string }>('jobs/logs', { job_id: job.job_id });
+  t.equal(single.data.length, 256 * 1024, 'one call reads one 256 KiB chunk of the long line');
+
+  const refused = await exchange(`${JSON.stringify(Array.from({ length: 2500 }, (_, i) => logs(i)))}\n`);
+  t.match(JSON.parse(refused.lines[0] ?? 'null'), { id: null, error: { code: -32600, data: { code: 'BATCH_TOO_LARGE' } } });
+
+  const bounded = await exchange(`${JSON.stringify(Array.from({ length: 1000 }, (_, i) => logs(i)))}\n`);
+  const line = bounded.lines[0] ?? '';
+  t.ok(Buffer.byteLength(line) <= 8 * 1024 * 1024 + 256 * 1024, `the answer line stays bounded (${Buffer.byteLength(line)} bytes)`);
+  const answers = JSON.parse(line) as Array<{ id: number; result?: { data: string }; error?: { data: { code: string } } }>;
+  t.equal(answers.length, 1000, 'every request is answered');
+  const tooLarge = answers.filter((a) => a.error?.data.code === 'RESPONSE_TOO_LARGE').length;
+  const full = answers.filter((a) => a.result?.data.length === 256 * 1024).length;
+  t.equal(tooLarge + full, 1000, 'each one is a whole chunk or RESPONSE_TOO_LARGE');
+  t.ok(full > 0 && tooLarge > 0, `${full} chunks fit, ${tooLarge} did not`);
+  await stillServing();
+});
+
+t.test('deeply nested input or response (100,000 levels) gets INVALID_PARAMS naming the depth limit, never INTERNAL_ERROR', async (t) => {
+  const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+  const create = await exchange(`{"jsonrpc":"2.0","id":1,"method":"jobs/create","params":{"skill_id":"echo-auto","engine":"codex","input":{"v":${deep}}}}\n`);
+  t.match(JSON.parse(create.lines[0] ?? 'null'), { id: 1, error: { code: -32602, message: /nested more than 64 levels/, data: { code: 'INVALID_PARAMS' } } });
+
+  const waiting = await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine: 'gemini', execution_mode: 'interactive', input: { scenario: 'ask' } });
+  await waitForStatus(client, waiting.job_id, ['waiting_user']);
+  const reply = await exchange(`{"jsonrpc":"2.0","id":2,"method":"jobs/reply","params":{"job_id":"${waiting.job_id}","interaction_id":1,"response":${deep}}}\n`);
+  t.match(JSON.parse(reply.lines[0] ?? 'null'), { id: 2, error: { code: -32602, data: { code: 'INVALID_PARAMS' } } });
+  t.match(await client.request('jobs/get', { job_id: waiting.job_id }), { status: 'waiting_user', pending_interaction_id: 1 }, 'the job still waits for a reply');
+  t.equal(((await client.request<{ jobs: JobView[] }>('jobs/list', { skill_id: 'echo-auto', limit: 1000 })).jobs.length), 1, 'the nested create stored nothing');
+  await client.request('jobs/cancel', { job_id: waiting.job_id });
+});
+
+t.test('300 connections each holding ~1 MB of an unfinished line: connections and buffered bytes are capped with SERVER_BUSY', async (t) => {
+  const sockets: Socket[] = [];
+  const refusals: string[] = [];
+  const chunk = 'x'.repeat(1_000_000);
+  // 47 places are left (max_connections 48, one taken by `client`), and 32 MiB hold at most 33 such lines.
+  const mostKept = 33;
+  let enoughClosed: () => void = () => undefined;
+  const closed = new Promise<void>((resolve) => (enoughClosed = resolve));
+  t.teardown(() => {
+    for (const socket of sockets) socket.destroy();
+  });
+  for (let i = 0; i < 300; i += 1) {
+    const socket = createConnection(daemon.socket);
+    sockets.push(socket);
+    let text = '';
+    socket.on('data', (data: Buffer) => (text += data.toString()));
+    socket.on('close', () => {
+      refusals.push(text);
+      if (refusals.length === 300 - mostKept) enoughClosed();
+    });
+    socket.on('error', () => undefined);
+    socket.write(chunk);
+  }
+  await closed;
+  const codes = refusals.map((text) => (JSON.parse(text.split('\n')[0] ?? 'null') as { error?: { data: { code: string } } } | null)?.error?.data.code);
+  t.ok(codes.every((code) => code === 'SERVER_BUSY'), 'each refused connection was told SERVER_BUSY');
+  const status = await (await daemon.client()).request<{ internal_errors: { count: number } }>('daemon/status');
+  t.equal(status.internal_errors.count, 0, 'nothing escaped into the last line of defence');
+  for (const socket of sockets) socket.destroy();
+  await stillServing();
+});
+
+t.test('max_connections: one client more than the limit gets SERVER_BUSY and is closed; a place freed is taken again', async (t) => {
+  const limited = await TestDaemon.start({ config: { max_connections: 2 } });
+  t.teardown(() => limited.cleanup());
+  const first = await limited.client();
+  const second = await limited.client();
+  const refused = createConnection(limited.socket);
+  let text = '';
+  refused.on('data', (data: Buffer) => (text += data.toString()));
+  await once(refused, 'close');
+  t.match(JSON.parse(text), { id: null, error: { code: 3003, data: { code: 'SERVER_BUSY' } } });
+  t.match(await first.request('daemon/ping'), { ok: true });
+  second.close();
+  await first.request('daemon/ping');
+  const third = await limited.client();
+  t.match(await third.request('daemon/ping'), { ok: true }, 'the freed place is taken');
+});
