@@ -5,7 +5,9 @@
  */
 export const DONE_MARKER_KEY = '__SKILL_DONE__';
 
-const DONE_MARKER = /\\*"__SKILL_DONE__\\*"\s*:\s*true(?![\w$])/;
+// Backslashes before the opening quote need no matching (the test is unanchored), and matching
+// them would make the search quadratic: a long run of backslashes froze the daemon for hours.
+const DONE_MARKER = /"__SKILL_DONE__\\*"\s*:\s*true(?![\w$])/;
 
 export function hasDoneMarker(messages: readonly string[]): boolean {
   return messages.some((message) => DONE_MARKER.test(message));

@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { linearRegExp } from './linear-regexp.js';
 
 /** One schema violation, as clients see it in `details`. */
 export interface SchemaIssue {
@@ -9,7 +10,7 @@ export interface SchemaIssue {
 
 export type Validator = (value: unknown) => SchemaIssue[];
 
-const OPTIONS = { allErrors: true, strict: false } as const;
+const OPTIONS = { allErrors: true, strict: false, code: { regExp: linearRegExp } } as const;
 
 /** Validators kept by schema text; the least recently used is dropped beyond this. */
 export const SCHEMA_CACHE_LIMIT = 512;

@@ -100,3 +100,10 @@ t.test('D-3 stripDoneMarker without the key returns the same object', async (t) 
   t.equal(stripDoneMarker(output), output);
   t.same(stripDoneMarker({}), {});
 });
+
+t.test('an engine line of 2 MiB of backslashes (or of spaces after the key) is searched in linear time', async (t) => {
+  // The earlier pattern backtracked over every run of backslashes from every start: hours for this line.
+  t.equal(hasDoneMarker(['\\'.repeat(2 * 1024 * 1024)]), false);
+  t.equal(hasDoneMarker([`"__SKILL_DONE__"${' '.repeat(2 * 1024 * 1024)}`]), false);
+  t.equal(hasDoneMarker([`${'\\'.repeat(1024 * 1024)}"__SKILL_DONE__": true`]), true, 'and a marker after them is still found');
+});
