@@ -66,11 +66,14 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const watcher = await SkillWatcher.start(
     config.skills_dirs,
     (id) => {
-      void skills.reload(id).then((changed) => {
-        if (!changed) return;
-        logger.info({ skill_id: id, status: skills.get(id)?.error ? 'invalid' : skills.get(id) ? 'ok' : 'removed' }, 'skill reloaded');
-        for (const conn of subscriptions.subscribedConnections()) conn.notify('skills/changed', { ids: [id] });
-      });
+      skills.reload(id).then(
+        (changed) => {
+          if (!changed) return;
+          logger.info({ skill_id: id, status: skills.get(id)?.error ? 'invalid' : skills.get(id) ? 'ok' : 'removed' }, 'skill reloaded');
+          for (const conn of subscriptions.subscribedConnections()) conn.notify('skills/changed', { ids: [id] });
+        },
+        (error: unknown) => faults.report('skill_reload', error, { skill_id: id }),
+      );
     },
     (error) => logger.warn({ err: error }, 'skills watcher problem'),
   );
@@ -83,14 +86,19 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   let closing: Promise<void> | null = null;
   return {
     close: () => {
+      // Each step runs even when one before it failed: a stop must always reach the end.
+      const step = (name: string, run: () => Promise<unknown>): Promise<void> => run().then(
+        () => undefined,
+        (error: unknown) => faults.report(`close_${name}`, error),
+      );
       closing ??= (async () => {
-        await notifySystemd('STOPPING=1', process.env);
-        await server.close();
-        await watcher.close();
-        await supervisor.shutdown();
-        await events.closeAll();
-        await store.close();
-        await server.removeSocketFile();
+        await step('notify', () => notifySystemd('STOPPING=1', process.env));
+        await step('server', () => server.close());
+        await step('watcher', () => watcher.close());
+        await step('supervisor', () => supervisor.shutdown());
+        await step('events', () => events.closeAll());
+        await step('store', () => store.close());
+        await step('socket', () => server.removeSocketFile());
         logger.info({}, 'skilld stopped');
         unguard();
         await new Promise<void>((resolve) => (logger.flush ? logger.flush(() => resolve()) : resolve()));

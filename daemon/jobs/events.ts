@@ -1,6 +1,13 @@
-import { appendFile, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
+import { appendWhole } from '../store/durable-file.js';
+
+/**
+ * Events of one job that could not be written (a full disk) wait in memory for the next write,
+ * up to this many bytes; older ones are dropped past it, and a replay then shows the gap in `seq`.
+ */
+export const MAX_UNWRITTEN_EVENT_BYTES = 1024 * 1024;
 
 export type JobEventType = 'status_changed' | 'input_required' | 'output' | 'warning' | 'finished';
 
@@ -17,8 +24,10 @@ export type EventListener = (event: JobEventRecord) => void;
 
 interface JobLog {
   lastSeq: number;
-  /** Lines not yet handed to a write; written together by the next write. */
+  /** Lines not yet written; the next write takes them all. */
   buffered: string[];
+  /** Whether a write is queued on `tail` that has not taken the buffered lines yet. */
+  scheduled: boolean;
   tail: Promise<void>;
 }
 
@@ -50,17 +59,27 @@ export class EventLog {
     log.lastSeq += 1;
     const event: JobEventRecord = { job_id: jobId, seq: log.lastSeq, ts: this.#clock.now().toISOString(), type, data };
     log.buffered.push(`${JSON.stringify(event)}\n`);
-    if (log.buffered.length === 1) {
-      log.tail = log.tail
-        .then(() => {
-          const text = log.buffered.join('');
-          log.buffered = [];
-          return appendFile(this.#path(jobId), text, { encoding: 'utf8', mode: 0o600 });
-        })
-        .catch(() => undefined);
-    }
+    this.#schedule(jobId, log);
     for (const listener of this.#listeners) listener(event);
     return event;
+  }
+
+  #schedule(jobId: string, log: JobLog): void {
+    if (log.scheduled) return;
+    log.scheduled = true;
+    log.tail = log.tail.then(() => this.#write(jobId, log));
+  }
+
+  /** Writes what is buffered, whole lines or nothing; on failure the lines wait for the next write. */
+  async #write(jobId: string, log: JobLog): Promise<void> {
+    log.scheduled = false;
+    const lines = log.buffered;
+    log.buffered = [];
+    try {
+      await appendWhole(this.#path(jobId), lines.join(''), false);
+    } catch {
+      log.buffered = keepNewest([...lines, ...log.buffered], MAX_UNWRITTEN_EVENT_BYTES);
+    }
   }
 
   listen(listener: EventListener): () => void {
@@ -70,15 +89,19 @@ export class EventLog {
 
   /** Events of a job with `seq > afterSeq`, in order. */
   async replay(jobId: string, afterSeq: number): Promise<JobEventRecord[]> {
-    await this.#logs.get(jobId)?.tail;
-    return (await this.#read(jobId)).filter((event) => event.seq > afterSeq);
+    const log = this.#logs.get(jobId);
+    await log?.tail;
+    // Lines a failed write left in memory come after everything in the file.
+    const unwritten = (log?.buffered ?? []).map((line) => JSON.parse(line) as JobEventRecord);
+    return [...(await this.#read(jobId)), ...unwritten].filter((event) => event.seq > afterSeq);
   }
 
-  /** Forgets a finished job once its events are written (they stay replayable from the file). */
+  /** Forgets a finished job once its events are written (they stay replayable from the file); one last try for lines still unwritten. */
   async close(jobId: string): Promise<void> {
     const log = this.#logs.get(jobId);
     if (log === undefined) return;
     this.#logs.delete(jobId);
+    if (log.buffered.length > 0) this.#schedule(jobId, log);
     await log.tail;
   }
 
@@ -89,7 +112,7 @@ export class EventLog {
   #log(jobId: string): JobLog {
     let log = this.#logs.get(jobId);
     if (log === undefined) {
-      log = { lastSeq: 0, buffered: [], tail: Promise.resolve() };
+      log = { lastSeq: 0, buffered: [], scheduled: false, tail: Promise.resolve() };
       this.#logs.set(jobId, log);
     }
     return log;
@@ -112,4 +135,16 @@ export class EventLog {
     }
     return events;
   }
+}
+
+/** The newest lines whose total stays within `maxBytes`. */
+function keepNewest(lines: string[], maxBytes: number): string[] {
+  let bytes = 0;
+  let first = lines.length;
+  while (first > 0) {
+    bytes += Buffer.byteLength(lines[first - 1] as string);
+    if (bytes > maxBytes) break;
+    first -= 1;
+  }
+  return lines.slice(first);
 }

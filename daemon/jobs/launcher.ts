@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import { ENGINES } from '../engines/registry.js';
+import type { Logger } from '../logger.js';
 import { readStat } from '../process/proc.js';
 import type { ExitInfo, Spawner } from '../process/spawn.js';
 import type { Store } from '../store/store.js';
@@ -15,6 +16,7 @@ export interface LauncherDeps {
   clock: Clock;
   store: Store;
   events: EventLog;
+  logger: Logger;
   engineEnv(name: EngineName): Record<string, string>;
 }
 
@@ -61,11 +63,23 @@ export class Launcher {
     return session.turn(ENGINES[job.engine].newParser(), job.hard_timeout_sec * 1000, line, logsOf(folder, attempt));
   }
 
+  /**
+   * A record that cannot be written (a full disk) does not stop the turn: after a crash the
+   * process is still found by its job mark. It is logged, and its removal skipped.
+   */
   async #record(jobId: string, pid: number | null, gone: Promise<unknown>): Promise<void> {
     const stat = pid === null ? null : readStat(pid);
     if (pid === null || stat === null) return;
-    const recorded = this.#d.store.putProcess({ job_id: jobId, pid, pgid: pid, start_time: stat.startTime });
-    void Promise.all([recorded, gone.catch(() => undefined)]).then(() => this.#d.store.removeProcess(pid));
+    const recorded = this.#d.store.putProcess({ job_id: jobId, pid, pgid: pid, start_time: stat.startTime }).then(
+      () => true,
+      (error: unknown) => {
+        this.#d.logger.warn({ job_id: jobId, pid, err: error }, 'could not record the engine process');
+        return false;
+      },
+    );
+    void Promise.all([recorded, gone.catch(() => undefined)]).then(async ([stored]) => {
+      if (stored) await this.#d.store.removeProcess(pid).catch((error: unknown) => this.#d.logger.warn({ job_id: jobId, pid, err: error }, 'could not remove the engine process record'));
+    });
     await recorded;
   }
 }

@@ -1,7 +1,7 @@
-import { mkdir, open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SkillFiles } from '../skills/skill-files.js';
-import { SYNCED_APPEND, appendSynced, syncFolder, writeFileDurably, writeNewFileSynced } from '../store/durable-file.js';
+import { appendWhole, syncFolder, writeFileDurably, writeNewFileSynced } from '../store/durable-file.js';
 
 export type LogStream = 'stdout' | 'stderr';
 
@@ -44,16 +44,27 @@ export class RunFolder {
    * at the same time as the snapshot.
    */
   async create(skillFiles: SkillFiles, skillMd: string, request: unknown): Promise<void> {
-    await mkdir(this.root, { recursive: true, mode: 0o700 });
+    const requestText = `${JSON.stringify(request, null, 2)}\n`;
     const folders = [...new Set([...skillFiles.keys()].map((rel) => dirname(join(this.skillDir, rel))))];
     const snapshot = async (): Promise<void> => {
       await Promise.all(folders.map((folder) => mkdir(folder, { recursive: true })));
       await Promise.all([...skillFiles].map(([rel, bytes]) => writeFile(join(this.skillDir, rel), rel === 'SKILL.md' ? skillMd : bytes)));
     };
-    const requestText = `${JSON.stringify(request, null, 2)}\n`;
-    await Promise.all([mkdir(this.artifactsDir, { recursive: true, mode: 0o700 }), snapshot(), writeNewFileSynced(this.requestFile, requestText)]);
-    // The request's entry, and those of the snapshot and the workspace, survive a power cut.
-    await syncFolder(this.root);
+    try {
+      await mkdir(this.root, { recursive: true, mode: 0o700 });
+      await Promise.all([mkdir(this.artifactsDir, { recursive: true, mode: 0o700 }), snapshot(), writeNewFileSynced(this.requestFile, requestText)]);
+      // The request's entry, and those of the snapshot and the workspace, survive a power cut.
+      await syncFolder(this.root);
+    } catch (error) {
+      // All or nothing: a half-made folder on a full disk is removed, and holds no space.
+      await this.remove();
+      throw error;
+    }
+  }
+
+  /** Removes the whole run folder (a job whose creation failed). */
+  async remove(): Promise<void> {
+    await rm(this.root, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
   }
 
   async readRequest<T>(): Promise<T> {
@@ -94,13 +105,8 @@ export class RunFolder {
    */
   async writeHistory(history: readonly unknown[], exists = false): Promise<void> {
     const created = !exists && (await stat(this.#historyFile).catch(() => null)) === null;
-    const file = await open(this.#historyFile, SYNCED_APPEND, 0o600);
-    try {
-      await appendSynced(file, `${JSON.stringify(history)}\n`);
-    } finally {
-      // The line is on disk once the write returns; nothing waits for the descriptor to close.
-      file.close().catch(() => undefined);
-    }
+    // Whole or not at all: a line cut short by a full disk would hide every later version.
+    await appendWhole(this.#historyFile, `${JSON.stringify(history)}\n`, true);
     if (created) await syncFolder(this.root);
   }
 

@@ -8,6 +8,7 @@ import { stopSurvivors } from '../process/survivors.js';
 import { loadSkill, type SkillDefinition } from '../skills/manifest.js';
 import type { SkillRegistry } from '../skills/registry.js';
 import type { SlotPool } from '../slots/pool.js';
+import { asStorageError, isStorageFault } from '../store/storage-fault.js';
 import type { Store } from '../store/store.js';
 import { planCreate, type CreateParams, type CreatePlan } from './create-request.js';
 import { Deadlines } from './deadlines.js';
@@ -52,6 +53,10 @@ interface JobBasis {
   skill: SkillDefinition;
   request: TurnRequest;
 }
+
+/** A job's work that failed because the storage did (a full disk) is tried again after this, doubling up to the max. */
+export const STORAGE_RETRY_MIN_MS = 500;
+export const STORAGE_RETRY_MAX_MS = 30_000;
 
 /** `jobs/reply` params after shape validation. */
 export interface ReplyParams {
@@ -106,6 +111,8 @@ export class Supervisor {
     this.#creating += 1;
     try {
       return await this.#createPlanned(plan, params);
+    } catch (error) {
+      throw asStorageError(error, 'the new job');
     } finally {
       this.#creating -= 1;
     }
@@ -118,13 +125,14 @@ export class Supervisor {
 
     const folder = this.runFolder(job.job_id);
     const original = plan.skill.files.get('SKILL.md')?.toString('utf8') ?? '';
-    // The run folder and the job record are written at the same time; the answer waits for both.
-    // A crash in between can leave a queued job without its request: it then fails, explained, at
-    // its first turn (it was never acknowledged).
-    await Promise.all([
-      folder.create(plan.skill.files, patchSkillMd(original, plan.mode, folder.artifactsDir), { input: plan.input, parameter: plan.parameter, model: job.model }),
-      store.putJob(job),
-    ]);
+    // All or nothing: the run folder first, then the record that makes the job exist. A failed
+    // record removes the folder; a crash in between leaves a folder no job names, never a job
+    // without its request.
+    await folder.create(plan.skill.files, patchSkillMd(original, plan.mode, folder.artifactsDir), { input: plan.input, parameter: plan.parameter, model: job.model });
+    await store.putJob(job).catch(async (error: unknown) => {
+      await folder.remove();
+      throw error;
+    });
     // The validated definition and the request serve the job's turns; after a restart they are
     // read back from the run folder.
     this.#bases.set(job.job_id, { skill: plan.skill, request: { input: plan.input, parameter: plan.parameter } });
@@ -137,19 +145,24 @@ export class Supervisor {
   /** Stops the job wherever it is; resolves once it is terminal. */
   async cancel(jobId: string): Promise<{ job_id: string; status: string; accepted: boolean }> {
     const settled = this.#whenSettled(jobId);
-    const accepted = await this.#lock.run(jobId, async () => {
-      const job = this.get(jobId);
-      if (isTerminal(job.status)) return false;
-      const turn = this.#turns.get(jobId);
-      if (turn !== undefined) {
-        turn.stop('canceled');
+    const accepted = await this.#lock
+      .run(jobId, async () => {
+        const job = this.get(jobId);
+        if (isTerminal(job.status)) return false;
+        const turn = this.#turns.get(jobId);
+        if (turn !== undefined) {
+          turn.stop('canceled');
+          return true;
+        }
+        // Stored first: a cancel that cannot be stored changes nothing. A live process is stopped after.
+        const session = this.#sessions.get(jobId);
+        await this.#apply(job, 'cancel', { error: { code: 'CANCELED_BY_USER', message: 'canceled by user' } });
+        await session?.stop();
         return true;
-      }
-      this.#d.pool.withdraw(jobId);
-      await this.#sessions.get(jobId)?.stop();
-      await this.#apply(job, 'cancel', { error: { code: 'CANCELED_BY_USER', message: 'canceled by user' } });
-      return true;
-    });
+      })
+      .catch((error: unknown) => {
+        throw asStorageError(error, 'the cancel');
+      });
     if (accepted) await settled;
     const job = this.get(jobId);
     return { job_id: jobId, status: job.status, accepted };
@@ -184,8 +197,7 @@ export class Supervisor {
     const round = history.find((i) => i.interaction_id === job.pending_interaction_id);
     if (round?.replied_at != null) {
       // The reply was stored but the daemon stopped before the job moved on: continue now.
-      await this.#apply(job, 'resume', { pending_interaction_id: null, wait_deadline_at: null });
-      this.#schedule(job.job_id);
+      await this.#moveOnAfterReply(job, round.response);
     } else if (job.wait_deadline_at !== null) {
       this.#deadlines.set(job.job_id, new Date(job.wait_deadline_at));
     }
@@ -201,8 +213,26 @@ export class Supervisor {
   }
 
   #schedule(jobId: string): void {
-    this.#d.pool.request(jobId, () => {
-      void this.#lock.run(jobId, () => this.#beginTurn(jobId)).catch((error: unknown) => this.#internalError(jobId, error));
+    this.#d.pool.request(jobId, () => this.#background(jobId, () => this.#beginTurn(jobId)));
+  }
+
+  /**
+   * Work the daemon does by itself for a job (a turn's start or end, a deadline, a lost process),
+   * under the job's lock. When the storage fails (a full disk) the task is tried again, later
+   * and later, until it succeeds: the job waits where it is and nothing is decided twice. Any
+   * other error is a bug and fails the job.
+   */
+  #background(jobId: string, task: () => Promise<void>, onError: (error: unknown) => void = (error) => this.#internalError(jobId, error), retry = 0): void {
+    void this.#lock.run(jobId, task).catch((error: unknown) => {
+      if (!isStorageFault(error)) {
+        onError(error);
+        return;
+      }
+      // A job interrupted by a shutdown is settled at the next start.
+      if (this.#closing) return;
+      const delayMs = Math.min(STORAGE_RETRY_MIN_MS * 2 ** retry, STORAGE_RETRY_MAX_MS);
+      this.#d.logger.warn({ job_id: jobId, err: error, retry_in_ms: delayMs }, 'storage unavailable; the job waits and this is tried again');
+      this.#d.clock.setTimer(delayMs, () => this.#background(jobId, task, onError, retry + 1));
     });
   }
 
@@ -222,7 +252,9 @@ export class Supervisor {
       return;
     }
     const attempt = job.attempt + 1;
-    await Promise.all([this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString() }), folder.startAttempt(attempt, plan.prompt)]);
+    // The attempt's folder first: a job must never be running without the place its logs go.
+    await folder.startAttempt(attempt, plan.prompt);
+    await this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString() });
     // A shutdown that began during the awaits above must not be followed by a new process: the
     // job stays running and is settled as interrupted at the next start.
     if (this.#closing) return;
@@ -236,33 +268,32 @@ export class Supervisor {
   #watchTurn(jobId: string, attempt: number, turn: TurnHandle, skill: SkillDefinition, resuming: boolean): void {
     this.#turns.set(jobId, turn);
     this.#d.logger.info({ job_id: jobId, attempt, pid: turn.pid, resuming }, 'turn started');
-    void turn.done
-      .then((report) => this.#lock.run(jobId, () => this.#finishTurn(jobId, report, skill)))
-      .catch((error: unknown) => this.#internalError(jobId, error));
+    void turn.done.then(
+      (report) => this.#background(jobId, () => this.#finishTurn(jobId, report, skill)),
+      (error: unknown) => this.#internalError(jobId, error),
+    );
   }
 
   /** A sticky job's reply: written to the live process, which runs the next turn (PR-12). */
   async #continueSticky(job: Job, session: StickySession, response: unknown): Promise<Job> {
     const attempt = job.attempt + 1;
-    const next = await this.#apply(job, 'continue', { attempt, pending_interaction_id: null, wait_deadline_at: null });
     const folder = this.runFolder(job.job_id);
     const prompt = replyPrompt(response);
     await folder.startAttempt(attempt, prompt);
+    const next = await this.#apply(job, 'continue', { attempt, pending_interaction_id: null, wait_deadline_at: null });
     const turn = this.#launcher.nextStickyTurn(job, attempt, session, prompt, folder);
     this.#watchTurn(job.job_id, attempt, turn, (await this.#basisOf(job)).skill, false);
     return next;
   }
 
   #onStickyLost(jobId: string, exit: ExitInfo): void {
-    void this.#lock
-      .run(jobId, async () => {
-        this.#sessions.delete(jobId);
-        const job = this.#d.store.getJob(jobId);
-        if (job === undefined || job.status !== 'waiting_user') return;
-        const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.code)}`;
-        await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: `the live engine process ${how} while the job waited` }, warnings: [] }, job.session_handle);
-      })
-      .catch((error: unknown) => this.#internalError(jobId, error));
+    this.#background(jobId, async () => {
+      this.#sessions.delete(jobId);
+      const job = this.#d.store.getJob(jobId);
+      if (job === undefined || job.status !== 'waiting_user') return;
+      const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.code)}`;
+      await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: `the live engine process ${how} while the job waited` }, warnings: [] }, job.session_handle);
+    });
   }
 
   async #finishTurn(jobId: string, report: TurnReport, skill: SkillDefinition): Promise<void> {
@@ -314,28 +345,54 @@ export class Supervisor {
 
   /** jobs/reply (SPEC §8): checked, persisted, then acknowledged; a retry with the same key is harmless. */
   async reply(params: ReplyParams): Promise<{ job_id: string; status: string; accepted: true }> {
-    return this.#lock.run(params.job_id, async () => {
-      const job = this.get(params.job_id);
-      if (job.execution_mode !== 'interactive') throw new SkilldError('JOB_NOT_INTERACTIVE', `job ${job.job_id} runs in auto mode and takes no replies`);
-      const history = await this.#histories.read(job.job_id, !isTerminal(job.status));
-      if (isRepeatedReply(history, params.idempotency_key, params.response)) return { job_id: job.job_id, status: job.status, accepted: true };
-      if (job.status !== 'waiting_user') throw new SkilldError('JOB_NOT_WAITING', `job ${job.job_id} is ${job.status}, not waiting_user`);
-      if (params.interaction_id !== job.pending_interaction_id) {
-        throw new SkilldError('INTERACTION_STALE', `interaction ${params.interaction_id} is not the pending one (${String(job.pending_interaction_id)})`, {
-          details: { pending_interaction_id: job.pending_interaction_id },
-        });
-      }
-      const next = await this.#acceptReply(job, history, params.response, 'user_reply', params.idempotency_key ?? null);
-      return { job_id: job.job_id, status: next.status, accepted: true };
+    return this.#lock.run(params.job_id, () => this.#reply(params)).catch((error: unknown) => {
+      throw asStorageError(error, 'the reply');
     });
   }
 
-  /** Records the reply durably, then moves the job on: a resumable job queues for a slot (LC-4). */
+  async #reply(params: ReplyParams): Promise<{ job_id: string; status: string; accepted: true }> {
+    const job = this.get(params.job_id);
+    if (job.execution_mode !== 'interactive') throw new SkilldError('JOB_NOT_INTERACTIVE', `job ${job.job_id} runs in auto mode and takes no replies`);
+    const history = await this.#histories.read(job.job_id, !isTerminal(job.status));
+    if (isRepeatedReply(history, params.idempotency_key, params.response)) return { job_id: job.job_id, status: job.status, accepted: true };
+    if (job.status !== 'waiting_user') throw new SkilldError('JOB_NOT_WAITING', `job ${job.job_id} is ${job.status}, not waiting_user`);
+    if (params.interaction_id !== job.pending_interaction_id) {
+      throw new SkilldError('INTERACTION_STALE', `interaction ${params.interaction_id} is not the pending one (${String(job.pending_interaction_id)})`, {
+        details: { pending_interaction_id: job.pending_interaction_id },
+      });
+    }
+    const next = await this.#acceptReply(job, history, params.response, 'user_reply', params.idempotency_key ?? null);
+    return { job_id: job.job_id, status: next.status, accepted: true };
+  }
+
+  /**
+   * Records the reply durably, then moves the job on: a resumable job queues for a slot (LC-4).
+   * Once the reply is stored it is acknowledged; if moving on fails because the storage does,
+   * the daemon moves the job on by itself once it can.
+   */
   async #acceptReply(job: Job, history: readonly Interaction[], response: unknown, mode: ResolutionMode, key: string | null): Promise<Job> {
     const interactionId = job.pending_interaction_id as number;
     const at = this.#d.clock.now().toISOString();
     await this.#histories.write(job.job_id, withReply(history, interactionId, { response, mode, at, key }));
     this.#d.logger.info({ job_id: job.job_id, interaction_id: interactionId, resolution_mode: mode }, 'reply accepted');
+    try {
+      return await this.#moveOnAfterReply(job, response);
+    } catch (error) {
+      if (!isStorageFault(error)) throw error;
+      this.#background(job.job_id, () => this.#continueStoredReply(job.job_id));
+      return job;
+    }
+  }
+
+  /** A waiting job whose pending round has a stored reply moves on with it (after a restart, or a storage fault). */
+  async #continueStoredReply(jobId: string): Promise<void> {
+    const job = this.get(jobId);
+    if (job.status !== 'waiting_user') return;
+    const round = (await this.#histories.read(jobId)).find((i) => i.interaction_id === job.pending_interaction_id);
+    if (round?.replied_at != null) await this.#moveOnAfterReply(job, round.response);
+  }
+
+  async #moveOnAfterReply(job: Job, response: unknown): Promise<Job> {
     const session = this.#sessions.get(job.job_id);
     if (job.interactive_profile?.kind === 'sticky_process') {
       if (session?.alive === true) return this.#continueSticky(job, session, response);
@@ -348,24 +405,22 @@ export class Supervisor {
   }
 
   #onDeadline(jobId: string): void {
-    void this.#lock
-      .run(jobId, async () => {
-        const job = this.#d.store.getJob(jobId);
-        if (job === undefined || job.status !== 'waiting_user' || job.wait_deadline_at === null) return;
-        if (Date.parse(job.wait_deadline_at) > this.#d.clock.now().getTime()) {
-          this.#deadlines.set(jobId, new Date(job.wait_deadline_at));
-          return;
-        }
-        if (job.interactive_profile?.kind === 'sticky_process' && job.interactive_require_user_reply) {
-          await this.#sessions.get(jobId)?.stop();
-          const message = `no reply within session_timeout_sec (${job.session_timeout_sec} s); the engine process was stopped`;
-          await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_WAIT_TIMEOUT', message }, warnings: [] }, job.session_handle);
-          return;
-        }
-        const history = await this.#histories.read(jobId);
-        await this.#acceptReply(job, history, autoDecideResponse(job.pending_interaction_id as number), 'auto_decide_timeout', null);
-      })
-      .catch((error: unknown) => this.#internalError(jobId, error));
+    this.#background(jobId, async () => {
+      const job = this.#d.store.getJob(jobId);
+      if (job === undefined || job.status !== 'waiting_user' || job.wait_deadline_at === null) return;
+      if (Date.parse(job.wait_deadline_at) > this.#d.clock.now().getTime()) {
+        this.#deadlines.set(jobId, new Date(job.wait_deadline_at));
+        return;
+      }
+      if (job.interactive_profile?.kind === 'sticky_process' && job.interactive_require_user_reply) {
+        await this.#sessions.get(jobId)?.stop();
+        const message = `no reply within session_timeout_sec (${job.session_timeout_sec} s); the engine process was stopped`;
+        await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_WAIT_TIMEOUT', message }, warnings: [] }, job.session_handle);
+        return;
+      }
+      const history = await this.#histories.read(jobId);
+      await this.#acceptReply(job, history, autoDecideResponse(job.pending_interaction_id as number), 'auto_decide_timeout', null);
+    });
   }
 
   /** The only writer of job status: checks the table, persists, logs, then announces. */
@@ -379,6 +434,7 @@ export class Supervisor {
     this.#d.logger.info({ job_id: job.job_id, from: job.status, to, event }, 'job status');
     this.#d.events.emit(job.job_id, 'status_changed', { from: job.status, to });
     if (isTerminal(to) || (to === 'waiting_user' && next.interactive_profile?.kind !== 'sticky_process')) this.#d.pool.release(job.job_id);
+    if (isTerminal(to)) this.#d.pool.withdraw(job.job_id);
     if (job.status === 'waiting_user' && to !== 'waiting_user') this.#deadlines.clear(job.job_id);
     if (isTerminal(to)) {
       const session = this.#sessions.get(job.job_id);
@@ -421,15 +477,13 @@ export class Supervisor {
   /** A bug must not strand a job: log it, and fail the job if it is still active. */
   #internalError(jobId: string, error: unknown): void {
     this.#d.logger.error({ job_id: jobId, err: error }, 'internal error while running a job');
-    void this.#lock
-      .run(jobId, async () => {
-        const job = this.#d.store.getJob(jobId);
-        if (job === undefined || isTerminal(job.status)) return;
-        this.#turns.get(jobId)?.stop('canceled');
-        this.#d.pool.withdraw(jobId);
-        const message = `internal error: ${(error as Error).message ?? String(error)}`;
-        await this.#apply(job, 'fail', { error: { code: 'JOB_INTERNAL_ERROR', message } });
-      })
-      .catch((nested: unknown) => this.#d.logger.error({ job_id: jobId, err: nested }, 'could not fail job after internal error'));
+    const failJob = async (): Promise<void> => {
+      const job = this.#d.store.getJob(jobId);
+      if (job === undefined || isTerminal(job.status)) return;
+      this.#turns.get(jobId)?.stop('canceled');
+      const message = `internal error: ${(error as Error).message ?? String(error)}`;
+      await this.#apply(job, 'fail', { error: { code: 'JOB_INTERNAL_ERROR', message } });
+    };
+    this.#background(jobId, failJob, (nested) => this.#d.logger.error({ job_id: jobId, err: nested }, 'could not fail job after internal error'));
   }
 }

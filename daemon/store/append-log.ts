@@ -1,8 +1,11 @@
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { SYNCED_APPEND, appendSynced } from './durable-file.js';
+import { asStorageError } from './storage-fault.js';
 
 interface Pending {
   text: string;
+  /** Runs once the text is on disk, before anything else can run (a compaction, say). */
+  commit: (() => void) | undefined;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -11,6 +14,9 @@ interface Pending {
  * An append-only file with group commit: appends that arrive while a write is in flight go out
  * together in the next write, which is synced as it is made (O_DSYNC). Each append resolves once
  * its bytes are on disk. `between` runs after each synced batch, while no write is in flight.
+ * A batch is written whole or not at all: when a write fails (a full disk), the file is cut back
+ * to its last good size and the batch's appends reject with `STORAGE_UNAVAILABLE`; later appends
+ * try again, so the log recovers by itself once there is room.
  */
 export class AppendLog {
   readonly path: string;
@@ -19,6 +25,8 @@ export class AppendLog {
   #draining: Promise<void> | null = null;
   #size = 0;
   #between: (() => Promise<void>) | null = null;
+  /** A failed write may have left part of its batch after `#size`. */
+  #torn = false;
 
   constructor(path: string) {
     this.path = path;
@@ -44,12 +52,10 @@ export class AppendLog {
     this.#between = task;
   }
 
-  append(text: string): Promise<void> {
+  append(text: string, commit?: () => void): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ text, resolve, reject });
-      this.#draining ??= this.#drain().finally(() => {
-        this.#draining = null;
-      });
+      this.#queue.push({ text, commit, resolve, reject });
+      this.#draining ??= this.#drain();
     });
   }
 
@@ -70,20 +76,42 @@ export class AppendLog {
     this.#file = null;
   }
 
+  /**
+   * Writes batches until the queue is empty. `#draining` is cleared in the same step as the last
+   * look at the queue: an append that comes after it starts a new drain, never waits on a
+   * finished one.
+   */
   async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const batch = this.#queue.splice(0);
-      const text = batch.map((p) => p.text).join('');
-      try {
-        const file = this.#requireOpen();
-        await appendSynced(file, text);
-        this.#size += Buffer.byteLength(text);
-        for (const p of batch) p.resolve();
-      } catch (error) {
-        for (const p of batch) p.reject(error);
-      }
-      if (this.#between !== null) await this.#between().catch(() => undefined);
+    try {
+      while (this.#queue.length > 0) await this.#writeBatch(this.#queue.splice(0));
+    } finally {
+      this.#draining = null;
     }
+  }
+
+  async #writeBatch(batch: Pending[]): Promise<void> {
+    const text = batch.map((p) => p.text).join('');
+    try {
+      const file = this.#requireOpen();
+      if (this.#torn) await this.#cutTorn(file);
+      await appendSynced(file, text);
+      this.#size += Buffer.byteLength(text);
+    } catch (error) {
+      this.#torn = true;
+      await this.#cutTorn(this.#file).catch(() => undefined);
+      const failure = asStorageError(error, this.path);
+      for (const p of batch) p.reject(failure);
+      return;
+    }
+    for (const p of batch) p.commit?.();
+    for (const p of batch) p.resolve();
+    if (this.#between !== null) await this.#between().catch(() => undefined);
+  }
+
+  async #cutTorn(file: FileHandle | null): Promise<void> {
+    if (file === null) return;
+    await file.truncate(this.#size);
+    this.#torn = false;
   }
 
   #requireOpen(): FileHandle {

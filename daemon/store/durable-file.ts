@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { open, rename, type FileHandle } from 'node:fs/promises';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -8,14 +8,20 @@ import { basename, dirname, join } from 'node:path';
  */
 export async function writeFileDurably(path: string, text: string): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  const file = await open(temp, 'w', 0o600);
   try {
-    await file.writeFile(text, 'utf8');
-    await file.sync();
-  } finally {
-    await file.close();
+    const file = await open(temp, 'w', 0o600);
+    try {
+      await file.writeFile(text, 'utf8');
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(temp, path);
+  } catch (error) {
+    // A half-written temp file on a full disk would keep the space the next try needs.
+    await unlink(temp).catch(() => undefined);
+    throw error;
   }
-  await rename(temp, path);
   await syncFolder(dirname(path));
 }
 
@@ -48,6 +54,25 @@ export async function writeNewFileSynced(path: string, text: string): Promise<vo
     await appendSynced(file, text);
   } finally {
     // The text is on disk once the write returns; nothing waits for the descriptor to close.
+    file.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Appends `text` to the file at `path` whole or not at all: when a write fails midway (a full
+ * disk), the file is cut back to its size before, so the next append never lands after a torn
+ * line. `synced` opens it O_DSYNC (on disk when this resolves). One writer per file at a time.
+ */
+export async function appendWhole(path: string, text: string, synced: boolean): Promise<void> {
+  const file = await open(path, synced ? SYNCED_APPEND : 'a', 0o600);
+  try {
+    const before = (await file.stat()).size;
+    await appendSynced(file, text).catch(async (error: unknown) => {
+      await file.truncate(before).catch(() => undefined);
+      throw error;
+    });
+  } finally {
+    // What was written is on disk (or cut back) once the write returns; nothing waits for the close.
     file.close().catch(() => undefined);
   }
 }

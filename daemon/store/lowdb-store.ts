@@ -7,6 +7,7 @@ import { AppendLog } from './append-log.js';
 import { writeFileDurably } from './durable-file.js';
 import { FinishedLog } from './finished-log.js';
 import { JobIndex } from './job-index.js';
+import { jobProblem, processProblem } from './records.js';
 import type { JobQuery, ProcessRecord, Store, StoreNotice } from './store.js';
 
 export const SCHEMA_VERSION = 1;
@@ -65,6 +66,22 @@ export const COMPACT_MIN_BYTES = 256 * 1024;
 /** One line of the journal: a job's new state, or a process record put or removed. */
 type JournalEntry = { job: Job } | { process: ProcessRecord } | { process_removed: number };
 
+/** A stored record that could not be loaded: kept aside, with where it was and why. */
+interface DamagedRecord {
+  from: 'state.json' | 'state.wal';
+  key?: string;
+  problem: string;
+  record: unknown;
+}
+
+function entryProblem(entry: unknown): string | null {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return 'is not a journal entry';
+  if ('job' in entry) return jobProblem(entry.job);
+  if ('process' in entry) return processProblem(entry.process);
+  if ('process_removed' in entry) return Number.isSafeInteger(entry.process_removed) ? null : 'process_removed is not a pid';
+  return 'is not a journal entry';
+}
+
 /**
  * The Store on lowdb. The hot state (active jobs, engine processes) is the lowdb snapshot
  * `state.json` plus the journal `state.wal`: each change is one appended line, synced with the
@@ -100,16 +117,19 @@ export class LowdbStore implements Store {
   }
 
   async #load(now: () => Date): Promise<void> {
+    const stamp = now().toISOString().replace(/[:.]/g, '-');
     try {
       await this.#db.read();
     } catch (error) {
       if (!(error instanceof SyntaxError)) throw error;
-      const aside = `${this.#statePath}.corrupt-${now().toISOString().replace(/[:.]/g, '-')}`;
+      const aside = `${this.#statePath}.corrupt-${stamp}`;
       await rename(this.#statePath, aside);
       this.notices.push({ code: 'STATE_FILE_CORRUPT', message: `state file unreadable (${error.message}); kept aside as ${aside}`, path: aside });
       this.#db.data = { schema_version: SCHEMA_VERSION, jobs: {} };
     }
-    await this.#replayJournal();
+    const damaged = this.#dropDamagedSnapshotRecords();
+    damaged.push(...(await this.#replayJournal()));
+    await this.#keepAside(damaged, `${this.#statePath.slice(0, -'.json'.length)}.damaged-${stamp}.ndjson`);
     for (const record of await this.#finished.load(this.notices)) this.#index.putFinished(record);
     for (const job of Object.values(this.#db.data.jobs)) {
       // A job in both places was finished and appended before the hot file dropped it: finished wins.
@@ -117,26 +137,72 @@ export class LowdbStore implements Store {
       else delete this.#db.data.jobs[job.job_id];
     }
     this.#index.sort();
-    if (this.#journal.size > 0) await this.#compact();
+    // A snapshot without the damaged records replaces the one that had them: they are aside now.
+    if (this.#journal.size > 0 || damaged.length > 0) await this.#compact();
   }
 
-  /** Applies the journal to the snapshot; a torn last line (a crash mid-append) is cut off. */
-  async #replayJournal(): Promise<void> {
+  /** Takes every snapshot record that does not check out out of the hot state, and returns them. */
+  #dropDamagedSnapshotRecords(): DamagedRecord[] {
+    const data = this.#db.data;
+    const damaged: DamagedRecord[] = [];
+    for (const [key, job] of Object.entries(data.jobs)) {
+      const problem = jobProblem(job, key);
+      if (problem === null) continue;
+      damaged.push({ from: 'state.json', key, problem, record: job });
+      delete data.jobs[key];
+    }
+    const processes: unknown = data.processes ?? {};
+    if (typeof processes !== 'object' || processes === null || Array.isArray(processes)) {
+      damaged.push({ from: 'state.json', key: 'processes', problem: 'processes is not an object', record: processes });
+      data.processes = {};
+      return damaged;
+    }
+    for (const [key, record] of Object.entries(processes)) {
+      const problem = processProblem(record, key);
+      if (problem === null) continue;
+      damaged.push({ from: 'state.json', key: `processes.${key}`, problem, record });
+      delete (processes as Record<string, unknown>)[key];
+    }
+    return damaged;
+  }
+
+  /**
+   * Damaged records are written to a file of their own beside the state and reported, never
+   * loaded with a guessed status and never simply dropped.
+   */
+  async #keepAside(damaged: readonly DamagedRecord[], path: string): Promise<void> {
+    if (damaged.length === 0) return;
+    await writeFileDurably(path, damaged.map((record) => `${JSON.stringify(record)}\n`).join(''));
+    const first = damaged[0] as DamagedRecord;
+    const message = `${damaged.length} stored record(s) could not be loaded (first, in ${first.from}: ${first.problem}); kept aside in ${path}`;
+    this.notices.push({ code: 'STATE_RECORD_DAMAGED', message, path });
+  }
+
+  /** Applies the journal to the snapshot; a torn last line (a crash mid-append) is cut off. Returns the lines it could not apply. */
+  async #replayJournal(): Promise<DamagedRecord[]> {
     const text = await this.#journal.open();
     const lines = text.split('\n');
     const torn = lines.pop() ?? '';
+    const damaged: DamagedRecord[] = [];
     for (const line of lines) {
       if (line === '') continue;
+      let entry: unknown;
       try {
-        this.#apply(JSON.parse(line) as JournalEntry);
+        entry = JSON.parse(line);
       } catch {
         this.notices.push({ code: 'STATE_JOURNAL_DAMAGED', message: 'an unreadable journal line was skipped', path: this.#journal.path });
+        damaged.push({ from: 'state.wal', problem: 'not JSON', record: line });
+        continue;
       }
+      const problem = entryProblem(entry);
+      if (problem === null) this.#apply(entry as JournalEntry);
+      else damaged.push({ from: 'state.wal', problem, record: entry });
     }
     if (torn !== '') {
       this.notices.push({ code: 'STATE_JOURNAL_DAMAGED', message: 'a torn last journal line was cut off', path: this.#journal.path });
       await this.#journal.cut(Buffer.byteLength(text) - Buffer.byteLength(torn));
     }
+    return damaged;
   }
 
   #apply(entry: JournalEntry): void {
@@ -190,9 +256,9 @@ export class LowdbStore implements Store {
     }
   }
 
+  /** The change is applied to the hot state only once its line is on disk: a failed write leaves no trace. */
   #record(entry: JournalEntry): Promise<void> {
-    this.#apply(entry);
-    return this.#journal.append(`${JSON.stringify(entry)}\n`);
+    return this.#journal.append(`${JSON.stringify(entry)}\n`, () => this.#apply(entry));
   }
 
   processes(): ProcessRecord[] {
@@ -210,7 +276,9 @@ export class LowdbStore implements Store {
 
   async close(): Promise<void> {
     await this.#journal.flushed();
-    await this.#compact();
+    // Folding the journal in only makes the next start faster: when it cannot be written, the
+    // journal still holds every change.
+    await this.#compact().catch(() => undefined);
     await this.#journal.close();
     await this.#finished.close();
   }

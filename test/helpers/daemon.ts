@@ -31,6 +31,7 @@ export class TestDaemon {
   readonly stateDir: string;
   readonly child: ChildProcess;
   readonly logLines: string[] = [];
+  readonly #logWaiters = new Set<(line: string) => void>();
   #clients: RpcClient[] = [];
 
   private constructor(dir: string, socket: string, child: ChildProcess) {
@@ -68,10 +69,25 @@ export class TestDaemon {
         buffered = lines.pop() ?? '';
         for (const line of lines) {
           this.logLines.push(line);
+          for (const waiter of this.#logWaiters) waiter(line);
           if (line.includes('"skilld ready"')) resolveReady();
         }
       });
       this.child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before ready: ${stderr}`)));
+    });
+  }
+
+  /** Resolves with the first log line (already written or still to come) that `matches`. */
+  logged(matches: (line: string) => boolean): Promise<string> {
+    const seen = this.logLines.find(matches);
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise((resolve) => {
+      const waiter = (line: string): void => {
+        if (!matches(line)) return;
+        this.#logWaiters.delete(waiter);
+        resolve(line);
+      };
+      this.#logWaiters.add(waiter);
     });
   }
 

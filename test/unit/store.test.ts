@@ -418,3 +418,40 @@ t.test('a torn last journal line (a crash mid-append) is cut off and reported; e
   t.same(again.notices.map((n) => n.code), ['STATE_JOURNAL_DAMAGED']);
   t.same(again.activeJobs().map((j) => j.job_id), ['job-0001', 'job-0002']);
 });
+
+t.test('state.json with a null job, a job of status "bogus" and a broken process record: start-up goes on, the damaged records are kept aside and reported, no status is invented', async (t) => {
+  const dir = await tempDir(t);
+  const good = makeJob(1, { status: 'running' });
+  const bogus = { ...makeJob(2), status: 'bogus' };
+  const processes = { '4242': { job_id: 'job-0001', pid: 4242, pgid: 4242, start_time: '77' }, '5': null };
+  await writeFile(join(dir, 'state.json'), JSON.stringify({ schema_version: SCHEMA_VERSION, jobs: { 'job-0001': good, 'job-0009': null, 'job-0002': bogus, 'job-0003': makeJob(4) }, processes }));
+  await writeFile(join(dir, 'state.wal'), `${JSON.stringify({ job: { ...makeJob(5), engine: 'nope' } })}\n${JSON.stringify({ job: makeJob(6) })}\n{"process_removed":"x"}\n[1]\n`);
+  const store = await LowdbStore.open(dir, now);
+  t.teardown(() => store.close());
+
+  t.same(store.activeJobs().map((j) => j.job_id), ['job-0001', 'job-0006'], 'only records that check out are loaded');
+  t.equal(store.getJob('job-0002'), undefined, 'a job with an unknown status is not loaded under a guessed one');
+  t.same(store.processes(), [processes['4242']]);
+  const aside = join(dir, `state.damaged-${NOW.toISOString().replace(/[:.]/g, '-')}.ndjson`);
+  t.same(store.notices.map((n) => ({ code: n.code, path: n.path })), [{ code: 'STATE_RECORD_DAMAGED', path: aside }]);
+  t.match(store.notices[0]?.message, /^7 stored record\(s\) could not be loaded \(first, in state\.json: job is not an object\)/);
+  const kept = (await readFile(aside, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { from: string; key?: string; problem: string; record: unknown });
+  t.same(
+    kept.map((k) => [k.from, k.key ?? null, k.problem]),
+    [
+      ['state.json', 'job-0009', 'job is not an object'],
+      ['state.json', 'job-0002', 'job status is not a job status'],
+      ['state.json', 'job-0003', 'job_id job-0004 is stored under job-0003'],
+      ['state.json', 'processes.5', 'process record is not an object'],
+      ['state.wal', null, 'job engine is not a known engine'],
+      ['state.wal', null, 'process_removed is not a pid'],
+      ['state.wal', null, 'is not a journal entry'],
+    ],
+  );
+  t.same(kept[1]?.record, bogus, 'kept byte for byte as parsed');
+
+  const again = await LowdbStore.open(dir, now);
+  t.teardown(() => again.close());
+  t.same(again.notices, [], 'the hot state was rewritten without them: the next start finds nothing to report');
+  t.same(again.activeJobs().map((j) => j.job_id), ['job-0001', 'job-0006']);
+});
