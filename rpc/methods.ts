@@ -7,6 +7,12 @@ const status = { enum: ['queued', 'running', 'waiting_user', 'succeeded', 'faile
 const none = { type: 'object', additionalProperties: false, properties: {} };
 const byJob = { type: 'object', additionalProperties: false, required: ['job_id'], properties: { job_id: jobId } };
 
+/**
+ * A model name reaches an engine's command line: it starts with a letter or digit (never `-`),
+ * then letters, digits and `._:/@+-`, 128 characters at most.
+ */
+const MODEL_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$';
+
 /** Every method and the JSON Schema of its params (SPEC §4). Unknown keys are refused: typos surface. */
 export const METHOD_PARAMS = {
   'daemon/ping': none,
@@ -27,7 +33,7 @@ export const METHOD_PARAMS = {
       hard_timeout_sec: { type: 'integer', minimum: 1 },
       input: { type: 'object' },
       parameter: { type: 'object' },
-      model: { type: 'string', minLength: 1 },
+      model: { type: 'string', pattern: MODEL_PATTERN },
     },
   },
   'jobs/get': byJob,

@@ -31,6 +31,7 @@ export interface EngineAdapter {
   readonly probe: { helpHint: string; resumeCheckArgs: string[] };
 }
 
+/** `--model=<name>`: the `=` form, so that no model name can be read as an option of its own. */
 export function modelArgs(model: string | null): string[] {
-  return model === null ? [] : ['-m', model];
+  return model === null ? [] : [`--model=${model}`];
 }

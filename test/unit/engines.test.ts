@@ -33,9 +33,19 @@ t.test('TP-12 TP-13 codex uses --yolo and never --full-auto, in start and resume
   }
 });
 
-t.test('codex -m MODEL goes before the -- separator', async (t) => {
-  t.same(codex.startArgs('Run.', 'gpt-5-codex'), ['exec', '--skip-git-repo-check', '--json', '--yolo', '-m', 'gpt-5-codex', '--', 'Run.']);
-  t.same(codex.resumeArgs('T-1', 'Paris', 'gpt-5-codex'), ['exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', '-m', 'gpt-5-codex', '--', 'T-1', 'Paris']);
+t.test('codex --model=MODEL is one element before the -- separator', async (t) => {
+  t.same(codex.startArgs('Run.', 'gpt-5-codex'), ['exec', '--skip-git-repo-check', '--json', '--yolo', '--model=gpt-5-codex', '--', 'Run.']);
+  t.same(codex.resumeArgs('T-1', 'Paris', 'gpt-5-codex'), ['exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', '--model=gpt-5-codex', '--', 'T-1', 'Paris']);
+});
+
+t.test('a model name is never an element of its own: one that looks like an option stays inside --model=', async (t) => {
+  for (const model of ['--version', '-h', '-m', 'a=b', 'two words', 'line\nbreak']) {
+    for (const argv of [codex.startArgs('p', model), codex.resumeArgs('T', 'p', model), gemini.startArgs('p', model), gemini.resumeArgs('S', 'p', model)]) {
+      t.ok(argv.includes(`--model=${model}`), `${JSON.stringify(model)} in ${JSON.stringify(argv)}`);
+      t.notOk(argv.includes(model), 'never a bare element');
+      t.notOk(argv.includes('-m'), 'never after a bare -m');
+    }
+  }
 });
 
 t.test('PR-8 TP-14 codex resume: thread id positional after --, before the prompt, no named flag', async (t) => {
@@ -65,9 +75,9 @@ t.test('TP-8 TP-9 gemini start argv (the same for both modes) has --yolo', async
   t.ok(gemini.startArgs('x', null).includes('--yolo'));
 });
 
-t.test('gemini -m MODEL goes before --prompt=', async (t) => {
-  t.same(gemini.startArgs('Run.', 'gemini-2.5-pro'), ['--yolo', '--output-format', 'json', '-m', 'gemini-2.5-pro', '--prompt=Run.']);
-  t.same(gemini.resumeArgs('S-1', 'Paris', 'gemini-2.5-pro'), ['--resume', 'S-1', '--yolo', '--output-format', 'json', '-m', 'gemini-2.5-pro', '--prompt=Paris']);
+t.test('gemini --model=MODEL goes before --prompt=', async (t) => {
+  t.same(gemini.startArgs('Run.', 'gemini-2.5-pro'), ['--yolo', '--output-format', 'json', '--model=gemini-2.5-pro', '--prompt=Run.']);
+  t.same(gemini.resumeArgs('S-1', 'Paris', 'gemini-2.5-pro'), ['--resume', 'S-1', '--yolo', '--output-format', 'json', '--model=gemini-2.5-pro', '--prompt=Paris']);
 });
 
 t.test('PR-9 TP-14 gemini resume: --resume <session_id>, keeps --yolo', async (t) => {
