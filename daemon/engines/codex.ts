@@ -1,5 +1,5 @@
 import { parseObject } from './json-text.js';
-import { modelArgs, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { modelArgs, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
 /** `codex exec --json`: NDJSON events on stdout. */
 export const codex: EngineAdapter = {
@@ -26,7 +26,7 @@ class CodexParser implements TurnParser {
     if (event === null) return;
     switch (event['type']) {
       case 'thread.started':
-        if (this.#turn.sessionId === null && typeof event['thread_id'] === 'string') this.#turn.sessionId = event['thread_id'];
+        this.#turn.sessionId ??= sessionIdOf(event['thread_id']);
         break;
       case 'item.completed': {
         const item = event['item'] as Record<string, unknown> | undefined;

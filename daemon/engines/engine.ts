@@ -2,7 +2,7 @@ import type { EngineName } from '../jobs/job.js';
 
 /** What one turn's output said, engine-neutral. */
 export interface ParsedTurn {
-  /** The engine's session id for resuming, or null when the output carried none. */
+  /** The engine's session id for resuming, or null when the output carried none (or none valid, see `sessionIdOf`). */
   sessionId: string | null;
   /** The turn's assistant messages in order; the last is the final one. */
   messages: string[];
@@ -34,4 +34,16 @@ export interface EngineAdapter {
 /** `--model=<name>`: the `=` form, so that no model name can be read as an option of its own. */
 export function modelArgs(model: string | null): string[] {
   return model === null ? [] : [`--model=${model}`];
+}
+
+/**
+ * Session ids come from the engine's output, that is from a model's process: one is kept only if
+ * it cannot be read as an option or a path (a letter or digit, then letters, digits, `.`, `_`,
+ * `-`; at most 128 characters), so that it is safe to pass back on a resume's command line.
+ */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** The value as a session id, or null when it is not a string matching `SESSION_ID_PATTERN`. */
+export function sessionIdOf(value: unknown): string | null {
+  return typeof value === 'string' && SESSION_ID_PATTERN.test(value) ? value : null;
 }

@@ -1,12 +1,12 @@
 import { parseObject } from './json-text.js';
-import { modelArgs, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { modelArgs, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
 /** `gemini --output-format json`: one JSON document on stdout at the end of the turn. */
 export const gemini: EngineAdapter = {
   name: 'gemini',
   // `--prompt=<text>` keeps a prompt that starts with `-` from being read as an option.
   startArgs: (prompt, model) => ['--yolo', '--output-format', 'json', ...modelArgs(model), `--prompt=${prompt}`],
-  resumeArgs: (sessionId, prompt, model) => ['--resume', sessionId, '--yolo', '--output-format', 'json', ...modelArgs(model), `--prompt=${prompt}`],
+  resumeArgs: (sessionId, prompt, model) => [`--resume=${sessionId}`, '--yolo', '--output-format', 'json', ...modelArgs(model), `--prompt=${prompt}`],
   newParser: () => new GeminiParser(),
   // Without it Gemini relaunches itself in a child and ignores SIGTERM; trust spares exit 55 in new folders.
   env: { GEMINI_CLI_NO_RELAUNCH: 'true', GEMINI_CLI_TRUST_WORKSPACE: 'true' },
@@ -34,7 +34,7 @@ class GeminiParser implements TurnParser {
     if (doc === null) return { sessionId: null, messages: [], engineError: null };
     const error = doc['error'] as { message?: unknown } | undefined;
     return {
-      sessionId: typeof doc['session_id'] === 'string' && doc['session_id'] !== '' ? doc['session_id'] : null,
+      sessionId: sessionIdOf(doc['session_id']),
       messages: typeof doc['response'] === 'string' ? [doc['response']] : [],
       engineError: error === undefined || error === null ? null : typeof error.message === 'string' ? error.message : 'engine error',
     };

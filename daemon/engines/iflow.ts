@@ -1,5 +1,5 @@
 import { parseObject } from './json-text.js';
-import { type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
 const INFO_OPEN = '<Execution Info>';
 const INFO_CLOSE = '</Execution Info>';
@@ -8,6 +8,7 @@ const INFO_CLOSE = '</Execution Info>';
 export const iflow: EngineAdapter = {
   name: 'iflow',
   startArgs: (prompt) => ['--yolo', '--thinking', `--prompt=${prompt}`],
+  // Session ids are checked (`sessionIdOf`) and never start with `-`; `--resume=` is unverified with the real CLI.
   resumeArgs: (sessionId, prompt) => ['--resume', sessionId, '--yolo', '--thinking', `--prompt=${prompt}`],
   newParser: () => new IflowParser(),
   env: {},
@@ -51,7 +52,6 @@ class IflowParser implements TurnParser {
     this.#info[stream] = null;
     this.#ended = true;
     const info = parseObject(lines.join('\n'));
-    const id = info?.['session-id'];
-    if (typeof id === 'string' && id !== '') this.#sessionId = id;
+    this.#sessionId = sessionIdOf(info?.['session-id']) ?? this.#sessionId;
   }
 }

@@ -67,7 +67,7 @@ function decideInteractive(evidence: TurnEvidence, final: string, check: OutputC
     return failed('INTERACTIVE_MAX_ATTEMPT_EXCEEDED', `no result after ${evidence.attempt} of max_attempt ${evidence.maxAttempt} turns`, malformed);
   }
   if (evidence.waitNeedsSession && evidence.sessionId === null) {
-    return failed('SESSION_RESUME_FAILED', 'the turn asked for input but its output carried no session id to resume', malformed);
+    return failed('SESSION_RESUME_FAILED', 'the turn asked for input but its output carried no valid session id to resume', malformed);
   }
   const pending = buildPending(evidence.attempt, final, signal);
   // TP-3: waiting needs an interaction a client can answer; anything less is a turn error.

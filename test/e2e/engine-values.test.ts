@@ -1,5 +1,6 @@
-// Values from clients on engine command lines, through the real daemon and the fake engines: a
-// model name is refused unless it matches the documented pattern, and is passed as `--model=`.
+// Values from clients and engines on engine command lines, through the real daemon and the fake
+// engines: a model name is refused unless it matches the documented pattern and is passed as
+// `--model=`; a session id an engine reports is dropped unless it cannot be read as an option.
 import t from 'tap';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -56,3 +57,14 @@ t.test('an accepted model reaches codex and gemini as one --model= element; iflo
   t.equal(longest['model'], `m${'x'.repeat(127)}`, '128 characters are accepted');
   await waitForStatus(client, longest.job_id);
 });
+
+for (const engine of ENGINE_NAMES) {
+  t.test(`${engine}: a session id the engine reports that starts with - is never stored or resumed`, async (t) => {
+    const created = await create(client, engine, { execution_mode: 'interactive', input: { scenario: 'ask' }, parameter: { session_id: '--help' } });
+    const done = await waitForStatus(client, created.job_id);
+    t.match(done, { status: 'failed', error: { code: 'SESSION_RESUME_FAILED', message: /no valid session id/ }, session_handle: null });
+    const calls = await daemon.engineCalls(created.job_id);
+    t.same(calls.map((c) => c.session), ['--help'], 'the engine did report it, and no resume ran');
+  });
+}
+

@@ -53,7 +53,7 @@ const ARGV = {
   },
   gemini: {
     start: (prompt: string) => ['--yolo', '--output-format', 'json', `--prompt=${prompt}`],
-    resume: (id: string, prompt: string) => ['--resume', id, '--yolo', '--output-format', 'json', `--prompt=${prompt}`],
+    resume: (id: string, prompt: string) => [`--resume=${id}`, '--yolo', '--output-format', 'json', `--prompt=${prompt}`],
   },
   iflow: {
     start: (prompt: string) => ['--yolo', '--thinking', `--prompt=${prompt}`],

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { codex } from '../../daemon/engines/codex.js';
-import type { EngineAdapter, TurnParser } from '../../daemon/engines/engine.js';
+import { sessionIdOf, type EngineAdapter, type TurnParser } from '../../daemon/engines/engine.js';
 import { gemini } from '../../daemon/engines/gemini.js';
 import { iflow } from '../../daemon/engines/iflow.js';
 import { ENGINES } from '../../daemon/engines/registry.js';
@@ -77,14 +77,14 @@ t.test('TP-8 TP-9 gemini start argv (the same for both modes) has --yolo', async
 
 t.test('gemini --model=MODEL goes before --prompt=', async (t) => {
   t.same(gemini.startArgs('Run.', 'gemini-2.5-pro'), ['--yolo', '--output-format', 'json', '--model=gemini-2.5-pro', '--prompt=Run.']);
-  t.same(gemini.resumeArgs('S-1', 'Paris', 'gemini-2.5-pro'), ['--resume', 'S-1', '--yolo', '--output-format', 'json', '--model=gemini-2.5-pro', '--prompt=Paris']);
+  t.same(gemini.resumeArgs('S-1', 'Paris', 'gemini-2.5-pro'), ['--resume=S-1', '--yolo', '--output-format', 'json', '--model=gemini-2.5-pro', '--prompt=Paris']);
 });
 
-t.test('PR-9 TP-14 gemini resume: --resume <session_id>, keeps --yolo', async (t) => {
+t.test('PR-9 TP-14 gemini resume: --resume=<session_id> in one element, keeps --yolo', async (t) => {
   const id = '6f1c2a8e-2b7d-4c1e-9a55-0d3e4f5a6b7c';
   const argv = gemini.resumeArgs(id, 'Paris', null);
-  t.same(argv, ['--resume', id, '--yolo', '--output-format', 'json', '--prompt=Paris']);
-  t.equal(argv[argv.indexOf('--resume') + 1], id, 'the session id itself, not an index');
+  t.same(argv, [`--resume=${id}`, '--yolo', '--output-format', 'json', '--prompt=Paris']);
+  t.notOk(argv.includes(id), 'the session id itself, never a bare element');
   t.notOk(argv.includes('latest'), 'no picker/latest');
 });
 
@@ -103,7 +103,7 @@ t.test('TP-14 every resume argv keeps the auto-execution flags of its start argv
   for (const adapter of adapters) {
     const start = adapter.startArgs('p', null);
     const resume = adapter.resumeArgs('id-1', 'p', null);
-    for (const flag of start.filter((a) => a.startsWith('--') && a !== '--' && !a.startsWith('--prompt='))) {
+    for (const flag of start.filter((a) => a.startsWith('--') && a !== '--' && !a.startsWith('--prompt=') && !a.startsWith('--resume='))) {
       t.ok(resume.includes(flag), `${adapter.name} resume keeps ${flag}`);
     }
     t.ok(resume.includes('--yolo'), `${adapter.name} resume has --yolo`);
@@ -246,6 +246,14 @@ t.test('codex: result() returns a copy that later lines do not change', async (t
   t.same(parser.result().messages, ['one', 'two']);
 });
 
+t.test('codex: a thread id that could be read as an option is not kept as the session id', async (t) => {
+  for (const id of ['--help', '-x', '', ' 0199a5b2', 'a b', 'x'.repeat(129), '../escape', 'id\nnext']) {
+    const parser = codex.newParser();
+    parser.line('stdout', JSON.stringify({ type: 'thread.started', thread_id: id }));
+    t.equal(parser.result().sessionId, null, JSON.stringify(id));
+  }
+});
+
 // ---------------------------------------------------------------------------------------------
 // gemini parser: one pretty-printed JSON document on stdout
 
@@ -321,6 +329,12 @@ t.test('PR-5 PR-16 gemini: a document without session_id gives a null session id
 t.test('gemini: an empty session_id counts as none', async (t) => {
   const parser = gemini.newParser();
   feed(parser, 'stdout', JSON.stringify({ session_id: '', response: 'x' }, null, 2));
+  t.equal(parser.result().sessionId, null);
+});
+
+t.test('gemini: a session_id that starts with a dash counts as none', async (t) => {
+  const parser = gemini.newParser();
+  feed(parser, 'stdout', JSON.stringify({ session_id: '--resume', response: 'x' }, null, 2));
   t.equal(parser.result().sessionId, null);
 });
 
@@ -411,4 +425,17 @@ t.test('iflow: a multi-line answer keeps its inner lines, trimmed at the ends', 
   feed(parser, 'stdout', '\nLine one\n\nLine two\n\n');
   feed(parser, 'stderr', IFLOW_INFO);
   t.same(parser.result().messages, ['Line one\n\nLine two']);
+});
+
+t.test('iflow: a session-id that starts with a dash is not kept', async (t) => {
+  const parser = iflow.newParser();
+  parser.line('stdout', 'Which city?');
+  parser.line('stderr', '<Execution Info>{"session-id": "--yolo"}</Execution Info>');
+  t.equal(parser.turnEnded, true);
+  t.equal(parser.result().sessionId, null);
+});
+
+t.test('sessionIdOf keeps the ids the real CLIs print, at most 128 characters', async (t) => {
+  for (const id of [CODEX_THREAD, GEMINI_SESSION, IFLOW_SESSION, 'a', 'x'.repeat(128), 'thread_1.2']) t.equal(sessionIdOf(id), id, id);
+  for (const id of [null, 42, {}, '-', '-abc', '.hidden', '_x', 'x'.repeat(129), 'a/b', 'a=b', 'a b', 'a\n']) t.equal(sessionIdOf(id), null, JSON.stringify(id));
 });
