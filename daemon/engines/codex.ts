@@ -1,12 +1,18 @@
 import { parseObject } from './json-text.js';
 import { modelArgs, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
+/** The prompt argument that makes Codex read its prompt from stdin, to EOF. */
+const FROM_STDIN = '-';
+
 /** `codex exec --json`: NDJSON events on stdout. */
 export const codex: EngineAdapter = {
   name: 'codex',
-  startArgs: (prompt, model) => ['exec', '--skip-git-repo-check', '--json', '--yolo', ...modelArgs(model), '--', prompt],
+  startArgs: (prompt, model) => ['exec', '--skip-git-repo-check', '--json', '--yolo', ...modelArgs(model), '--', prompt ?? FROM_STDIN],
   // The thread id is positional and comes before the prompt (PR-8); `--` keeps a reply like `--help me` verbatim.
-  resumeArgs: (sessionId, prompt, model) => ['exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', ...modelArgs(model), '--', sessionId, prompt],
+  resumeArgs: (sessionId, prompt, model) => ['exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', ...modelArgs(model), '--', sessionId, prompt ?? FROM_STDIN],
+  // Codex 0.169 refuses a longer input ("Input exceeds the maximum length of 1048576 characters"),
+  // whichever way it came; the prompt `-` itself can only be given on stdin.
+  prompt: { maxChars: 1_048_576, stdinMaxBytes: Number.POSITIVE_INFINITY, emptyOk: true, argvReserved: [FROM_STDIN] },
   newParser: () => new CodexParser(),
   env: {},
   probe: { helpHint: 'resume', resumeCheckArgs: ['exec', 'resume', '--help'] },

@@ -1,4 +1,5 @@
 import type { EngineName } from '../jobs/job.js';
+import type { PromptRules } from './prompt-route.js';
 
 /** What one turn's output said, engine-neutral. */
 export interface ParsedTurn {
@@ -19,11 +20,16 @@ export interface TurnParser {
   result(): ParsedTurn;
 }
 
-/** Builds one engine's command lines and reads its output (SPEC §6). */
+/**
+ * Builds one engine's command lines and reads its output (SPEC §6). A null prompt means that it
+ * is written to the engine's stdin instead (see `routePrompt`).
+ */
 export interface EngineAdapter {
   readonly name: EngineName;
-  startArgs(prompt: string, model: string | null): string[];
-  resumeArgs(sessionId: string, prompt: string, model: string | null): string[];
+  startArgs(prompt: string | null, model: string | null): string[];
+  resumeArgs(sessionId: string, prompt: string | null, model: string | null): string[];
+  /** What the CLI accepts as a prompt, and whether it reads one from stdin. */
+  readonly prompt: PromptRules;
   newParser(): TurnParser;
   /** Environment the engine needs to behave under supervision (merged under the configured env). */
   readonly env: Readonly<Record<string, string>>;
@@ -34,6 +40,11 @@ export interface EngineAdapter {
 /** `--model=<name>`: the `=` form, so that no model name can be read as an option of its own. */
 export function modelArgs(model: string | null): string[] {
   return model === null ? [] : [`--model=${model}`];
+}
+
+/** `--prompt=<text>`, which keeps a prompt that starts with `-` from being read as an option; nothing when it goes on stdin. */
+export function promptFlag(prompt: string | null): string[] {
+  return prompt === null ? [] : [`--prompt=${prompt}`];
 }
 
 /**

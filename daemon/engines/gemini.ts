@@ -1,12 +1,14 @@
 import { parseObject } from './json-text.js';
-import { modelArgs, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { modelArgs, promptFlag, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
 /** `gemini --output-format json`: one JSON document on stdout at the end of the turn. */
 export const gemini: EngineAdapter = {
   name: 'gemini',
-  // `--prompt=<text>` keeps a prompt that starts with `-` from being read as an option.
-  startArgs: (prompt, model) => ['--yolo', '--output-format', 'json', ...modelArgs(model), `--prompt=${prompt}`],
-  resumeArgs: (sessionId, prompt, model) => [`--resume=${sessionId}`, '--yolo', '--output-format', 'json', ...modelArgs(model), `--prompt=${prompt}`],
+  // Without `--prompt`, Gemini runs headless on what it reads from a piped stdin.
+  startArgs: (prompt, model) => ['--yolo', '--output-format', 'json', ...modelArgs(model), ...promptFlag(prompt)],
+  resumeArgs: (sessionId, prompt, model) => [`--resume=${sessionId}`, '--yolo', '--output-format', 'json', ...modelArgs(model), ...promptFlag(prompt)],
+  // Gemini 0.61 reads at most 8 MiB from stdin (it cuts the rest) and exits 42 on an empty prompt.
+  prompt: { maxChars: null, stdinMaxBytes: 8 * 1024 * 1024, emptyOk: false, argvReserved: [] },
   newParser: () => new GeminiParser(),
   // Without it Gemini relaunches itself in a child and ignores SIGTERM; trust spares exit 55 in new folders.
   env: { GEMINI_CLI_NO_RELAUNCH: 'true', GEMINI_CLI_TRUST_WORKSPACE: 'true' },

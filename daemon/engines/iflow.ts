@@ -1,5 +1,5 @@
 import { parseObject } from './json-text.js';
-import { sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { promptFlag, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
 const INFO_OPEN = '<Execution Info>';
 const INFO_CLOSE = '</Execution Info>';
@@ -7,9 +7,12 @@ const INFO_CLOSE = '</Execution Info>';
 /** `iflow --prompt`: the answer as text, then an `<Execution Info>` JSON block on stdout or stderr. */
 export const iflow: EngineAdapter = {
   name: 'iflow',
-  startArgs: (prompt) => ['--yolo', '--thinking', `--prompt=${prompt}`],
+  startArgs: (prompt) => ['--yolo', '--thinking', ...promptFlag(prompt)],
   // Session ids are checked (`sessionIdOf`) and never start with `-`; `--resume=` is unverified with the real CLI.
-  resumeArgs: (sessionId, prompt) => ['--resume', sessionId, '--yolo', '--thinking', `--prompt=${prompt}`],
+  resumeArgs: (sessionId, prompt) => ['--resume', sessionId, '--yolo', '--thinking', ...promptFlag(prompt)],
+  // How the real CLI reads stdin is unverified: prompts go as an argument only; an empty one is
+  // assumed to fail as it does for Gemini, which iFlow derives from.
+  prompt: { maxChars: null, stdinMaxBytes: null, emptyOk: false, argvReserved: [] },
   newParser: () => new IflowParser(),
   env: {},
   probe: { helpHint: '--resume', resumeCheckArgs: ['--resume', 'probe-session', '--help'] },

@@ -53,7 +53,7 @@ export class Launcher {
       return { turn, session, recorded: this.#record(job.job_id, session.pid, session.exited) };
     }
     const expectedSession = plan.resuming ? (job.session_handle?.handle_value ?? null) : null;
-    const turn = startTurn(this.#d.spawner, this.#d.clock, { ...spec, parser: adapter.newParser(), hardTimeoutMs, resuming: plan.resuming, expectedSession });
+    const turn = startTurn(this.#d.spawner, this.#d.clock, { ...spec, parser: adapter.newParser(), hardTimeoutMs, resuming: plan.resuming, expectedSession, stdin: plan.stdin });
     return { turn, session: null, recorded: this.#record(job.job_id, turn.pid, turn.done) };
   }
 

@@ -25,7 +25,7 @@ import type { JobQueries } from './queries.js';
 import type { RunFolder } from './run-folder.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
 import type { StickySession } from './sticky-session.js';
-import { planTurn } from './turn-plan.js';
+import { checkFirstPrompt, checkReply, planTurn } from './turn-plan.js';
 import type { TurnHandle, TurnReport } from './turn.js';
 
 export interface SupervisorDeps {
@@ -124,6 +124,7 @@ export class Supervisor {
     const job = newJob(plan, params, config, profile, clock.now());
 
     const folder = this.runFolder(job.job_id);
+    checkFirstPrompt({ job, skill: plan.skill, folder, request: plan });
     const original = plan.skill.files.get('SKILL.md')?.toString('utf8') ?? '';
     // All or nothing: the run folder first, then the record that makes the job exist. A failed
     // record removes the folder; a crash in between leaves a folder no job names, never a job
@@ -247,8 +248,8 @@ export class Supervisor {
     const adapter = ENGINES[job.engine];
     const history = job.execution_mode === 'interactive' ? await this.#histories.read(jobId) : [];
     const plan = planTurn({ job, skill, adapter, command: this.#d.config.engines[job.engine].command, folder, request, history });
-    if (plan === null) {
-      await this.#settle(job, { status: 'failed', error: { code: 'SESSION_RESUME_FAILED', message: 'no stored session handle or reply to resume with' }, warnings: [] }, job.session_handle);
+    if ('code' in plan) {
+      await this.#settle(job, { status: 'failed', error: plan, warnings: [] }, job.session_handle);
       return;
     }
     const attempt = job.attempt + 1;
@@ -361,6 +362,7 @@ export class Supervisor {
         details: { pending_interaction_id: job.pending_interaction_id },
       });
     }
+    checkReply(job, params.response);
     const next = await this.#acceptReply(job, history, params.response, 'user_reply', params.idempotency_key ?? null);
     return { job_id: job.job_id, status: next.status, accepted: true };
   }

@@ -1,7 +1,10 @@
+import { SkilldError } from '../../rpc/errors.js';
 import type { EngineAdapter } from '../engines/engine.js';
+import { routePrompt, type PromptRoute } from '../engines/prompt-route.js';
+import { ENGINES } from '../engines/registry.js';
 import type { SkillDefinition } from '../skills/manifest.js';
 import { lastResponse, type Interaction } from './interactions.js';
-import type { Job } from './job.js';
+import type { Job, JobError } from './job.js';
 import { firstTurnPrompt, replyPrompt } from './prompt.js';
 import type { RunFolder } from './run-folder.js';
 
@@ -9,39 +12,83 @@ import type { RunFolder } from './run-folder.js';
 export interface TurnPlan {
   prompt: string;
   argv: string[];
+  /** The prompt to write to the engine's stdin, which is then closed; null when it is in `argv`. */
+  stdin: string | null;
   resuming: boolean;
 }
 
-export interface TurnPlanInput {
+/** What a job's first prompt is built from. */
+export interface FirstTurnInput {
   job: Job;
-  skill: SkillDefinition;
-  adapter: EngineAdapter;
-  command: readonly string[];
+  skill: Pick<SkillDefinition, 'id' | 'version' | 'prompts'>;
   folder: RunFolder;
   request: { input: Record<string, unknown>; parameter: Record<string, unknown> };
+}
+
+export interface TurnPlanInput extends FirstTurnInput {
+  adapter: EngineAdapter;
+  command: readonly string[];
   history: readonly Interaction[];
 }
 
 /**
  * The first turn starts the engine with the skill prompt; every later turn resumes the stored
- * session handle with the last reply as its prompt (PR-7). Null when a later turn has no handle
- * or no reply to send: the session cannot be resumed.
+ * session handle with the last reply as its prompt (PR-7). The prompt goes as an argument, or on
+ * stdin when it is too large for one (`routePrompt`). A job error when the turn cannot run: no
+ * handle or reply to resume with, or a prompt the engine cannot be given (refused up front by
+ * `checkFirstPrompt` and `checkReply`, so only a job accepted by an older version gets there).
  */
-export function planTurn(p: TurnPlanInput): TurnPlan | null {
-  const { job, skill, adapter, command } = p;
-  if (job.attempt === 0) {
-    const prompt = firstTurnPrompt({
-      skillId: skill.id,
-      skillVersion: skill.version,
-      skillMdPath: p.folder.skillMd,
-      template: skill.prompts[job.engine] ?? skill.prompts['common'] ?? null,
-      input: p.request.input,
-      parameter: p.request.parameter,
-    });
-    return { prompt, argv: [...command, ...adapter.startArgs(prompt, job.model)], resuming: false };
-  }
+export function planTurn(p: TurnPlanInput): TurnPlan | JobError {
+  const { job, adapter } = p;
+  if (job.attempt === 0) return withPrompt(p, firstPrompt(p), false, (text) => adapter.startArgs(text, job.model));
+  const handle = job.session_handle?.handle_value ?? null;
   const reply = lastResponse(p.history);
-  if (job.session_handle === null || reply === null) return null;
-  const prompt = replyPrompt(reply.response);
-  return { prompt, argv: [...command, ...adapter.resumeArgs(job.session_handle.handle_value, prompt, job.model)], resuming: true };
+  if (handle === null || reply === null) return { code: 'SESSION_RESUME_FAILED', message: 'no stored session handle or reply to resume with' };
+  return withPrompt(p, replyPrompt(reply.response), true, (text) => adapter.resumeArgs(handle, text, job.model));
+}
+
+/** The plan for a turn with this prompt; `args` gets the prompt, or null when it goes on stdin. */
+function withPrompt(p: TurnPlanInput, prompt: string, resuming: boolean, args: (prompt: string | null) => string[]): TurnPlan | JobError {
+  const route = routeFor(p.adapter, p.job, prompt);
+  if (route.via === 'refused') {
+    const message = `the ${resuming ? 'reply' : 'first prompt'} cannot reach ${p.job.engine}: ${route.reason}`;
+    return { code: resuming ? 'SESSION_RESUME_FAILED' : 'JOB_INTERNAL_ERROR', message };
+  }
+  const argvPrompt = route.via === 'argv' ? prompt : null;
+  return { prompt, argv: [...p.command, ...args(argvPrompt)], stdin: argvPrompt === null ? prompt : null, resuming };
+}
+
+/** The first turn's prompt: the skill's template or intro, then the request's values. */
+export function firstPrompt({ job, skill, folder, request }: FirstTurnInput): string {
+  return firstTurnPrompt({
+    skillId: skill.id,
+    skillVersion: skill.version,
+    skillMdPath: folder.skillMd,
+    template: skill.prompts[job.engine] ?? skill.prompts['common'] ?? null,
+    input: request.input,
+    parameter: request.parameter,
+  });
+}
+
+/** Refuses a job whose first prompt its engine cannot be given (INVALID_PARAMS), before anything is stored. */
+export function checkFirstPrompt(p: FirstTurnInput): void {
+  const route = routeFor(ENGINES[p.job.engine], p.job, firstPrompt(p));
+  if (route.via === 'refused') throw refusal(`input and parameter make a first prompt that cannot reach ${p.job.engine}: ${route.reason}`, '', route.reason);
+}
+
+/** Refuses a reply its job's engine cannot be given (INVALID_PARAMS), before it is stored. */
+export function checkReply(job: Job, response: unknown): void {
+  // A sticky job's reply is a line on the live process's stdin, never an argument.
+  if (job.interactive_profile?.kind === 'sticky_process') return;
+  const route = routeFor(ENGINES[job.engine], job, replyPrompt(response));
+  if (route.via === 'refused') throw refusal(`the response cannot reach ${job.engine}: ${route.reason}`, '/response', route.reason);
+}
+
+function routeFor(adapter: EngineAdapter, job: Job, prompt: string): PromptRoute {
+  // A sticky process's stdin stays open for the replies: its first prompt must be an argument.
+  return routePrompt(adapter, prompt, job.interactive_profile?.kind !== 'sticky_process');
+}
+
+function refusal(message: string, path: string, reason: string): SkilldError {
+  return new SkilldError('INVALID_PARAMS', message, { details: { path, message: reason } });
 }

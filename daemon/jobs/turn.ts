@@ -23,6 +23,8 @@ export interface TurnSpec extends LaunchSpec {
   resuming: boolean;
   /** The session a resume asked for: an engine that answers from another session did not resume. */
   expectedSession?: string | null;
+  /** The prompt to write to stdin, which is then closed; null: stdin is `ignore` (the prompt is in argv). */
+  stdin: string | null;
 }
 
 export interface TurnReport {
@@ -51,7 +53,8 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
     cwd: spec.cwd,
     env: spec.env,
     mark: spec.mark,
-    stdin: 'ignore',
+    // Stdin is opened only for a prompt that goes through it: Codex waits for EOF on any open stdin.
+    stdin: spec.stdin === null ? 'ignore' : 'pipe',
     logs: spec.logs,
     onLine(stream, text) {
       if (stream === 'stdout' && text.trim() !== '') sawOutput = true;
@@ -63,6 +66,10 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
       spec.onOutput(stream, `[skilld: a line of more than ${bytes} bytes was dropped]`);
     },
   });
+  if (spec.stdin !== null) {
+    proc.write(spec.stdin);
+    proc.endInput();
+  }
   let stopped: Promise<unknown> = Promise.resolve();
   const stop = (reason: StopReason): void => {
     if (stopReason !== null) return;

@@ -1,8 +1,10 @@
 // Values from clients and engines on engine command lines, through the real daemon and the fake
 // engines: a model name is refused unless it matches the documented pattern and is passed as
-// `--model=`; a session id an engine reports is dropped unless it cannot be read as an option.
+// `--model=`; a session id an engine reports is dropped unless it cannot be read as an option;
+// a prompt too large for an argument goes on stdin where the CLI reads it there, or is refused
+// with INVALID_PARAMS before anything is stored.
 import t from 'tap';
-import { readdir } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RpcCallError, type RpcClient } from '../../rpc/client.js';
 import { ENGINE_NAMES, TestDaemon, waitForStatus, type JobView, type TestEngine } from '../helpers/daemon.js';
@@ -10,6 +12,13 @@ import { ENGINE_NAMES, TestDaemon, waitForStatus, type JobView, type TestEngine 
 const daemon = await TestDaemon.start({ config: { max_concurrent: 4 } });
 t.teardown(() => daemon.cleanup());
 const client = await daemon.client();
+
+/** A reply of about 1 MB that starts like an option: it still fits in one 1 MiB request line. */
+const BIG_REPLY = `--${'0123456789'.repeat(99_990)} ✓ é end`;
+/** An input of about 500 KB, whose value starts like an option. */
+const BIG_GREETING = `--${'g'.repeat(500_000)}`;
+/** Linux's MAX_ARG_STRLEN: no argv element may be this long. */
+const MAX_ARG_STRLEN = 128 * 1024;
 
 async function rpcError(promise: Promise<unknown>): Promise<RpcCallError> {
   try {
@@ -25,8 +34,19 @@ function create(c: RpcClient, engine: TestEngine, extra: Record<string, unknown>
   return c.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, ...extra });
 }
 
+async function waitingJob(engine: TestEngine, extra: Record<string, unknown> = {}): Promise<JobView> {
+  const created = await create(client, engine, { execution_mode: 'interactive', input: { scenario: 'ask', emit: { greeting: engine } }, ...extra });
+  const job = await waitForStatus(client, created.job_id, ['waiting_user', 'failed', 'succeeded']);
+  if (job.status !== 'waiting_user') throw new Error(`job did not wait: ${JSON.stringify(job.error)}`);
+  return job;
+}
+
 async function runFolders(): Promise<string[]> {
   return (await readdir(join(daemon.stateDir, 'runs')).catch(() => [])).sort();
+}
+
+function prompt(jobId: string, attempt: number): Promise<string> {
+  return readFile(join(daemon.runDir(jobId), 'attempts', String(attempt), 'prompt.txt'), 'utf8');
 }
 
 t.test('jobs/create refuses a model that could be read as an option or is not a plain name, storing nothing', async (t) => {
@@ -59,6 +79,19 @@ t.test('an accepted model reaches codex and gemini as one --model= element; iflo
 });
 
 for (const engine of ENGINE_NAMES) {
+  t.test(`${engine}: an input value and a reply that start with -- reach the engine verbatim, in today's argv`, async (t) => {
+    const waiting = await waitingJob(engine, { input: { scenario: 'ask', emit: { greeting: '--version' } } });
+    await client.request('jobs/reply', { job_id: waiting.job_id, interaction_id: 1, response: '--help' });
+    const done = await waitForStatus(client, waiting.job_id);
+    t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+    const calls = await daemon.engineCalls(waiting.job_id);
+    t.equal(calls[0]?.prompt, await prompt(waiting.job_id, 1));
+    t.match(calls[0]?.prompt, /- emit: \{"greeting":"--version"\}/);
+    t.equal(calls[1]?.prompt, '--help');
+    t.equal(calls[1]?.argv.at(-1), engine === 'codex' ? '--help' : '--prompt=--help', 'small prompts stay arguments');
+    t.same((await client.request<{ output: unknown }>('jobs/result', { job_id: waiting.job_id })).output, { greeting: '--version', reply: '--help' });
+  });
+
   t.test(`${engine}: a session id the engine reports that starts with - is never stored or resumed`, async (t) => {
     const created = await create(client, engine, { execution_mode: 'interactive', input: { scenario: 'ask' }, parameter: { session_id: '--help' } });
     const done = await waitForStatus(client, created.job_id);
@@ -68,3 +101,71 @@ for (const engine of ENGINE_NAMES) {
   });
 }
 
+for (const engine of ['codex', 'gemini'] as const) {
+  t.test(`${engine}: a ~1 MB reply goes on stdin and reaches the engine byte for byte`, async (t) => {
+    t.ok(Buffer.byteLength(BIG_REPLY) > 900_000 && Buffer.byteLength(BIG_REPLY) > MAX_ARG_STRLEN);
+    const waiting = await waitingJob(engine);
+    const answer = await client.request('jobs/reply', { job_id: waiting.job_id, interaction_id: 1, response: BIG_REPLY });
+    t.match(answer, { accepted: true });
+    const done = await waitForStatus(client, waiting.job_id);
+    t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+    const [, resumed] = await daemon.engineCalls(waiting.job_id);
+    t.ok(resumed?.prompt === BIG_REPLY, 'the engine got the whole reply');
+    t.equal(await prompt(waiting.job_id, 2), BIG_REPLY);
+    const handle = (waiting['session_handle'] as { handle_value: string }).handle_value;
+    t.same(resumed?.argv, engine === 'codex' ? ['exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', '--', handle, '-'] : [`--resume=${handle}`, '--yolo', '--output-format', 'json']);
+    t.ok((await client.request<{ output: { reply: string } }>('jobs/result', { job_id: waiting.job_id })).output.reply === BIG_REPLY, 'and answered with it');
+  });
+
+  t.test(`${engine}: a ~500 KB input goes on stdin and reaches the engine byte for byte`, async (t) => {
+    const done = await waitForStatus(client, (await create(client, engine, { input: { scenario: 'ok', emit: { greeting: BIG_GREETING } } })).job_id);
+    t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+    const [call] = await daemon.engineCalls(done.job_id);
+    const sent = await prompt(done.job_id, 1);
+    t.ok(sent.includes(JSON.stringify(BIG_GREETING)) && Buffer.byteLength(sent) > MAX_ARG_STRLEN);
+    t.ok(call?.prompt === sent, 'the engine got the whole first prompt');
+    t.same(call?.argv, engine === 'codex' ? ['exec', '--skip-git-repo-check', '--json', '--yolo', '--', '-'] : ['--yolo', '--output-format', 'json']);
+    t.ok((await client.request<{ output: { greeting: string } }>('jobs/result', { job_id: done.job_id })).output.greeting === BIG_GREETING);
+  });
+}
+
+t.test('codex: the reply `-` goes on stdin (as an argument it would mean "read stdin"); an empty reply goes as an argument', async (t) => {
+  for (const reply of ['-', '']) {
+    const waiting = await waitingJob('codex');
+    await client.request('jobs/reply', { job_id: waiting.job_id, interaction_id: 1, response: reply });
+    t.equal((await waitForStatus(client, waiting.job_id)).status, 'succeeded');
+    const [, resumed] = await daemon.engineCalls(waiting.job_id);
+    t.equal(resumed?.prompt, reply);
+    t.equal(resumed?.argv.at(-1), reply === '-' ? '-' : '', JSON.stringify(reply));
+  }
+});
+
+t.test('iflow: an input too large for an argument gets INVALID_PARAMS naming the limit, and no job is created', async (t) => {
+  const before = await runFolders();
+  const error = await rpcError(create(client, 'iflow', { input: { scenario: 'ok', emit: { greeting: BIG_GREETING } } }));
+  t.equal(error.dataCode, 'INVALID_PARAMS');
+  t.match(error.message, /cannot reach iflow: iflow takes at most 102400 bytes of prompt as an argument; this one has \d+/);
+  t.same(await runFolders(), before, 'nothing stored');
+});
+
+t.test('iflow: a reply too large for an argument gets INVALID_PARAMS; the job keeps waiting with its question', async (t) => {
+  const waiting = await waitingJob('iflow');
+  const error = await rpcError(client.request('jobs/reply', { job_id: waiting.job_id, interaction_id: 1, response: BIG_REPLY }));
+  t.equal(error.dataCode, 'INVALID_PARAMS');
+  t.match(error.details, { path: '/response', message: /at most 102400 bytes/ });
+  t.match(await client.request('jobs/get', { job_id: waiting.job_id }), { status: 'waiting_user', pending_interaction_id: 1, attempt: 1 });
+  t.match(await client.request('jobs/pending', { job_id: waiting.job_id }), { pending: { interaction_id: 1, prompt: 'Which city should I use?' } });
+  t.match(await client.request('jobs/history', { job_id: waiting.job_id }), { interactions: [{ interaction_id: 1, response: null, replied_at: null }] }, 'the reply was not stored');
+  await client.request('jobs/reply', { job_id: waiting.job_id, interaction_id: 1, response: 'Rome' });
+  t.equal((await waitForStatus(client, waiting.job_id)).status, 'succeeded', 'a reply that fits is still taken');
+});
+
+t.test('gemini and iflow: an empty reply gets INVALID_PARAMS (the CLI exits on an empty prompt)', async (t) => {
+  for (const engine of ['gemini', 'iflow'] as const) {
+    const waiting = await waitingJob(engine);
+    const error = await rpcError(client.request('jobs/reply', { job_id: waiting.job_id, interaction_id: 1, response: '' }));
+    t.equal(error.dataCode, 'INVALID_PARAMS', engine);
+    t.match(error.message, `${engine} does not run on an empty prompt`);
+    await client.request('jobs/cancel', { job_id: waiting.job_id });
+  }
+});

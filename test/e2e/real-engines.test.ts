@@ -1,6 +1,10 @@
 import t from 'tap';
-import { readdir, readlink, rm, stat } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, readdir, readlink, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { codex } from '../../daemon/engines/codex.js';
 import { makeCodexHome, makeGeminiHome, realEngineBins, type EngineHome } from '../fixtures/engine-homes.js';
 import { startModelServer, type ModelRequest, type ModelReply } from '../fixtures/model-server.js';
 import { FIXTURES, ROOT, TestDaemon, alive, waitForStatus, type JobView } from '../helpers/daemon.js';
@@ -10,6 +14,14 @@ import { FIXTURES, ROOT, TestDaemon, alive, waitForStatus, type JobView } from '
  * offline, against a scripted model server on 127.0.0.1. A flag the real CLI rejects fails here.
  */
 const bins = realEngineBins(join(ROOT, 'node_modules'));
+// About twenty turns of real CLIs, and Gemini alone takes 5 to 20 s to run one on a busy
+// machine: this file gets a time limit of its own instead of the suite's 120 s.
+t.setTimeout(360_000);
+
+/** A reply of about 1 MB that starts like an option: over the 128 KiB an argv element may have. */
+const BIG_REPLY = `--${'0123456789'.repeat(99_990)} ✓ end`;
+/** An input value of about 500 KB. */
+const BIG_INPUT = `--${'i'.repeat(500_000)}`;
 
 /** The scripted model: the scenario comes from the first-turn prompt's `- scenario:` line. */
 function model(request: ModelRequest): ModelReply {
@@ -62,8 +74,8 @@ for (const engine of ['codex', 'gemini'] as const) {
       await home.cleanup();
     });
     const client = await daemon.client();
-    const create = (scenario: string, mode = 'auto'): Promise<JobView> =>
-      client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: mode, input: { scenario } });
+    const create = (scenario: string, mode = 'auto', extra: Record<string, unknown> = {}): Promise<JobView> =>
+      client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: mode, input: { scenario }, ...extra });
 
     t.test('auto job succeeds with the validated output', async (t) => {
       const job = await waitForStatus(client, (await create('ok')).job_id);
@@ -88,6 +100,40 @@ for (const engine of ['codex', 'gemini'] as const) {
       t.ok(resumedRequest.userTexts.some((text) => text.startsWith('Run the skill')), 'the resumed turn carries the earlier turns: same session');
       t.equal((done['session_handle'] as { handle_value: string }).handle_value, handle.handle_value);
       t.equal(done['attempt'], 2);
+    });
+
+    if (engine === 'codex') {
+      t.test('the real codex refuses a prompt of more characters than the adapter lets through', async (t) => {
+        const limit = codex.prompt.maxChars ?? 0;
+        const cwd = await mkdtemp(join(tmpdir(), 'codex-limit-'));
+        t.teardown(() => rm(cwd, { recursive: true, force: true }));
+        const child = spawn(bin as string, ['exec', '--skip-git-repo-check', '--json', '--yolo', '--', '-'], { cwd, env: { ...process.env, ...home.env }, stdio: ['pipe', 'ignore', 'pipe'] });
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.stdin.end('a'.repeat(limit + 1));
+        const [code] = (await once(child, 'exit')) as [number | null];
+        t.equal(code, 1);
+        t.match(stderr, `Input exceeds the maximum length of ${limit} characters`);
+      });
+    }
+
+    t.test('a model name reaches the CLI as --model=; a ~500 KB input and a ~1 MB reply go on stdin and reach the model whole', async (t) => {
+      const other = engine === 'codex' ? 'other-model' : 'gemini-2.5-pro';
+      t.not(other, home.model, 'not the model the home selects');
+      const since = server.modelRequests().length;
+      const created = await create('ask', 'interactive', { input: { scenario: 'ask', emit: BIG_INPUT }, model: other });
+      t.equal((await waitForStatus(client, created.job_id, ['waiting_user', 'failed', 'succeeded'])).status, 'waiting_user');
+      const sent = await readFile(join(daemon.runDir(created.job_id), 'attempts', '1', 'prompt.txt'), 'utf8');
+      t.ok(sent.includes(BIG_INPUT) && Buffer.byteLength(sent) > 128 * 1024, 'the first prompt is over the argv element limit');
+      t.ok(server.modelRequests().some((r) => r.prompt === sent), 'the model got the whole first prompt');
+      const before = server.modelRequests().length;
+      await client.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: BIG_REPLY });
+      const done = await waitForStatus(client, created.job_id);
+      t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+      const resumed = server.modelRequests()[before] as ModelRequest;
+      t.ok(resumed.prompt === BIG_REPLY, 'the model got the whole reply as the new user message');
+      t.ok(resumed.userTexts.includes(sent), 'in the same session');
+      t.same([...new Set(server.modelRequests().slice(since).map((r) => r.model))], [other], `every turn asked the model server for ${other}`);
     });
 
     t.test('a tool call writes an artifact into the run artifacts folder', async (t) => {

@@ -92,3 +92,21 @@ t.test('two sticky jobs waiting hold both slots; a third job queues until one en
   await client.request('jobs/cancel', { job_id: b.job.job_id });
   t.match(await client.request('daemon/status'), { slots: { used: 0, queued: 0 } });
 });
+
+t.test('a sticky job whose first prompt is too large for an argument gets INVALID_PARAMS: its stdin carries the replies', async (t) => {
+  const error = await client
+    .request('jobs/create', { skill_id: 'echo-both', engine: 'codex', execution_mode: 'interactive', input: { scenario: 'ask', emit: { greeting: 'g'.repeat(200_000) } } })
+    .then(() => null, (e: { dataCode: string; message: string }) => e);
+  t.equal(error?.dataCode, 'INVALID_PARAMS');
+  t.match(error?.message, /at most 102400 bytes of prompt as an argument; this one has \d+, and a sticky process's stdin carries the replies/);
+});
+
+t.test('a sticky reply over the argument limit reaches the live process whole, as one stdin line', async (t) => {
+  const reply = `--${'r'.repeat(300_000)}`;
+  const { job, pid } = await waitingJob('iflow');
+  await client.request('jobs/reply', { job_id: job.job_id, interaction_id: 1, response: reply });
+  t.equal((await waitForStatus(client, job.job_id)).status, 'succeeded');
+  const calls = await daemon.engineCalls(job.job_id);
+  t.same(calls.map((c) => c.pid), [pid, pid]);
+  t.ok(calls[1]?.prompt === reply, 'the whole reply');
+});

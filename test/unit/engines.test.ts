@@ -48,6 +48,17 @@ t.test('a model name is never an element of its own: one that looks like an opti
   }
 });
 
+t.test('codex: a null prompt (the prompt goes on stdin) is the `-` argument, after --', async (t) => {
+  t.same(codex.startArgs(null, null), ['exec', '--skip-git-repo-check', '--json', '--yolo', '--', '-']);
+  t.same(codex.resumeArgs('T-1', null, 'm'), ['exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', '--model=m', '--', 'T-1', '-']);
+});
+
+t.test('gemini and iflow: a null prompt (the prompt goes on stdin) leaves out --prompt', async (t) => {
+  t.same(gemini.startArgs(null, null), ['--yolo', '--output-format', 'json']);
+  t.same(gemini.resumeArgs('S-1', null, null), ['--resume=S-1', '--yolo', '--output-format', 'json']);
+  t.same(iflow.startArgs(null, null), ['--yolo', '--thinking']);
+});
+
 t.test('PR-8 TP-14 codex resume: thread id positional after --, before the prompt, no named flag', async (t) => {
   const id = '0199a5b2-6c1e-7d3a-9f00-1234567890ab';
   const argv = codex.resumeArgs(id, 'Paris', null);
