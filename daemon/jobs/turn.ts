@@ -90,7 +90,11 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
 
 /** How a turn's process ended, decided before any output is looked at. */
 export function classify(exit: ExitInfo, stopReason: StopReason | null, spec: Pick<TurnSpec, 'argv' | 'hardTimeoutMs' | 'resuming'>, seen: { sawOutput: boolean; stderrTail: string[] }): ProcessOutcome {
-  if (exit.spawnError !== null) return { kind: 'failed', code: 'ENGINE_SPAWN_FAILED', message: `cannot start ${spec.argv[0] ?? 'engine'}: ${exit.spawnError}` };
+  if (exit.spawnError !== null) {
+    const message = `cannot start ${spec.argv[0] ?? 'engine'}: ${exit.spawnError}`;
+    // The job ends here, and its session with it: retrying the reply cannot help.
+    return spec.resuming ? { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: `${message}; the session was not resumed` } : { kind: 'failed', code: 'ENGINE_SPAWN_FAILED', message };
+  }
   if (stopReason === 'canceled') return { kind: 'canceled' };
   if (stopReason === 'timeout') return { kind: 'failed', code: 'TIMEOUT', message: `turn exceeded hard_timeout_sec (${spec.hardTimeoutMs / 1000} s) and was stopped` };
   if (exit.code === 0) return { kind: 'ok' };

@@ -28,7 +28,7 @@ export interface SpawnRequest {
   onOverflow(stream: OutputStream, bytes: number): void;
 }
 
-/** How a process ended. `spawnError` is set when it never started. */
+/** How a process ended. `spawnError` is set when it never started: the OS error code, e.g. `ENOENT`. */
 export interface ExitInfo {
   code: number | null;
   signal: string | null;
@@ -97,7 +97,8 @@ class ExecaProcess implements EngineProcess {
     const leaderExit = new Promise<ExitInfo>((resolve) => {
       child.once('exit', (code, signal) => resolve({ code, signal, spawnError: null }));
       void child.then((result) => {
-        if (this.pid === null || result.exitCode === undefined) resolve({ code: null, signal: null, spawnError: result.shortMessage ?? result.message ?? 'spawn failed' });
+        // The code alone: execa's message repeats the whole command line, prompt included.
+        if (this.pid === null || result.exitCode === undefined) resolve({ code: null, signal: null, spawnError: result.code ?? 'spawn failed' });
       });
     });
     this.exited = leaderExit.then(async (info) => {

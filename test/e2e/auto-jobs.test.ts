@@ -103,13 +103,13 @@ t.test('a tool started while the engine is being stopped is gone when the cancel
   t.notOk(alive(escaped), 'that tool is gone too');
 });
 
-t.test('a missing engine executable fails with ENGINE_SPAWN_FAILED and frees its slot', async (t) => {
+t.test('a missing engine executable fails with ENGINE_SPAWN_FAILED naming it and ENOENT, and frees its slot', async (t) => {
   const broken = await TestDaemon.start({ config: { max_concurrent: 1, engines: { codex: { command: ['/nonexistent/codex'] } } } });
   t.teardown(() => broken.cleanup());
   const c = await broken.client();
   const created = await c.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: {} });
   const job = await waitForStatus(c, created.job_id);
-  t.equal(job.error?.code, 'ENGINE_SPAWN_FAILED');
+  t.same(job.error, { code: 'ENGINE_SPAWN_FAILED', message: 'cannot start /nonexistent/codex: ENOENT' }, 'the executable and the OS error code, not the command line');
   const status = await c.request<{ slots: { used: number; queued: number } }>('daemon/status');
   t.same(status.slots, { max: 1, used: 0, queued: 0 });
 });

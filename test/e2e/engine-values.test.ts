@@ -2,12 +2,14 @@
 // engines: a model name is refused unless it matches the documented pattern and is passed as
 // `--model=`; a session id an engine reports is dropped unless it cannot be read as an option;
 // a prompt too large for an argument goes on stdin where the CLI reads it there, or is refused
-// with INVALID_PARAMS before anything is stored.
+// with INVALID_PARAMS before anything is stored; an engine that cannot be started is named, with
+// the OS error, but never its command line.
 import t from 'tap';
-import { readFile, readdir } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RpcCallError, type RpcClient } from '../../rpc/client.js';
-import { ENGINE_NAMES, TestDaemon, waitForStatus, type JobView, type TestEngine } from '../helpers/daemon.js';
+import { ENGINE_NAMES, FIXTURES, TestDaemon, waitForStatus, type JobView, type TestEngine } from '../helpers/daemon.js';
 
 const daemon = await TestDaemon.start({ config: { max_concurrent: 4 } });
 t.teardown(() => daemon.cleanup());
@@ -168,4 +170,21 @@ t.test('gemini and iflow: an empty reply gets INVALID_PARAMS (the CLI exits on a
     t.match(error.message, `${engine} does not run on an empty prompt`);
     await client.request('jobs/cancel', { job_id: waiting.job_id });
   }
+});
+
+t.test('a resumed turn whose engine cannot be started: SESSION_RESUME_FAILED naming the executable and the OS error, not the argv', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'skilld-engine-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const engine = join(dir, 'engine');
+  await writeFile(engine, `#!/bin/sh\nexec ${join(FIXTURES, 'fake-codex.mjs')} "$@"\n`);
+  await chmod(engine, 0o755);
+  const broken = await TestDaemon.start({ config: { max_concurrent: 1, engines: { codex: { command: [engine] } } } });
+  t.teardown(() => broken.cleanup());
+  const c = await broken.client();
+  const created = await create(c, 'codex', { execution_mode: 'interactive', input: { scenario: 'ask' } });
+  t.equal((await waitForStatus(c, created.job_id, ['waiting_user', 'failed'])).status, 'waiting_user');
+  await rm(engine);
+  await c.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: 'a reply that must not show up in the error' });
+  const failed = await waitForStatus(c, created.job_id);
+  t.same(failed.error, { code: 'SESSION_RESUME_FAILED', message: `cannot start ${engine}: ENOENT; the session was not resumed` });
 });

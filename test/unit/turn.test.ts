@@ -1,0 +1,15 @@
+import t from 'tap';
+import { classify } from '../../daemon/jobs/turn.js';
+
+const spawnFailed = { code: null, signal: null, spawnError: 'E2BIG' };
+const bigPrompt = 'p'.repeat(200_000);
+
+t.test('a start that fails names the executable and the OS error code, never the rest of the argv', async (t) => {
+  const outcome = classify(spawnFailed, null, { argv: ['/usr/bin/codex', 'exec', '--', bigPrompt], hardTimeoutMs: 1000, resuming: false }, { sawOutput: false, stderrTail: [] });
+  t.same(outcome, { kind: 'failed', code: 'ENGINE_SPAWN_FAILED', message: 'cannot start /usr/bin/codex: E2BIG' });
+});
+
+t.test('a resumed turn that cannot start fails with SESSION_RESUME_FAILED, which says no retry helps', async (t) => {
+  const outcome = classify(spawnFailed, null, { argv: ['/usr/bin/codex', 'exec', 'resume', '--', 'T', bigPrompt], hardTimeoutMs: 1000, resuming: true }, { sawOutput: false, stderrTail: [] });
+  t.same(outcome, { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: 'cannot start /usr/bin/codex: E2BIG; the session was not resumed' });
+});
