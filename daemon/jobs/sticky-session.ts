@@ -1,7 +1,7 @@
 import type { Clock, Timer } from '../clock.js';
 import type { TurnParser } from '../engines/engine.js';
 import type { EngineProcess, ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
-import { STDERR_TAIL_LINES, checkTurnEnd, classify, type LaunchSpec, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
+import { checkTurnEnd, classify, keepTail, type LaunchSpec, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
 
 export interface StickySpec extends LaunchSpec {
   /** The process went away while no turn was running (the job was waiting). */
@@ -93,7 +93,7 @@ export class StickySession {
     const turn = this.#turn;
     if (turn === null) return;
     if (stream === 'stdout' && text.trim() !== '') turn.sawOutput = true;
-    if (stream === 'stderr' && text.trim() !== '') turn.stderrTail.splice(0, turn.stderrTail.length >= STDERR_TAIL_LINES ? 1 : 0, text);
+    if (stream === 'stderr') keepTail(turn.stderrTail, text);
     turn.parser.line(stream, text);
     if (turn.parser.turnEnded) this.#endTurn(null);
   }

@@ -43,6 +43,13 @@ export interface TurnHandle {
 
 export const STDERR_TAIL_LINES = 5;
 
+/** Keeps the last `STDERR_TAIL_LINES` non-blank stderr lines, oldest first, for error messages. */
+export function keepTail(tail: string[], line: string): void {
+  if (line.trim() === '') return;
+  if (tail.length >= STDERR_TAIL_LINES) tail.shift();
+  tail.push(line);
+}
+
 /** Runs one per-turn engine process under a hard timeout and reads its output as it comes. */
 export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnHandle {
   let stopReason: StopReason | null = null;
@@ -58,7 +65,7 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
     logs: spec.logs,
     onLine(stream, text) {
       if (stream === 'stdout' && text.trim() !== '') sawOutput = true;
-      if (stream === 'stderr' && text.trim() !== '') stderrTail.splice(0, stderrTail.length >= STDERR_TAIL_LINES ? 1 : 0, text);
+      if (stream === 'stderr') keepTail(stderrTail, text);
       spec.parser.line(stream, text);
       spec.onOutput(stream, text);
     },

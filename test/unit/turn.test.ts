@@ -1,5 +1,5 @@
 import t from 'tap';
-import { classify } from '../../daemon/jobs/turn.js';
+import { STDERR_TAIL_LINES, classify, keepTail } from '../../daemon/jobs/turn.js';
 
 const spawnFailed = { code: null, signal: null, spawnError: 'E2BIG' };
 const bigPrompt = 'p'.repeat(200_000);
@@ -12,4 +12,13 @@ t.test('a start that fails names the executable and the OS error code, never the
 t.test('a resumed turn that cannot start fails with SESSION_RESUME_FAILED, which says no retry helps', async (t) => {
   const outcome = classify(spawnFailed, null, { argv: ['/usr/bin/codex', 'exec', 'resume', '--', 'T', bigPrompt], hardTimeoutMs: 1000, resuming: true }, { sawOutput: false, stderrTail: [] });
   t.same(outcome, { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: 'cannot start /usr/bin/codex: E2BIG; the session was not resumed' });
+});
+
+t.test('the stderr tail keeps the last non-blank lines, oldest first', async (t) => {
+  const tail: string[] = [];
+  for (const line of ['one', '', '  ', 'two', 'three', 'four', 'five', 'six', 'seven']) keepTail(tail, line);
+  t.equal(STDERR_TAIL_LINES, 5);
+  t.same(tail, ['three', 'four', 'five', 'six', 'seven']);
+  const outcome = classify({ code: 1, signal: null, spawnError: null }, null, { argv: ['x'], hardTimeoutMs: 1000, resuming: false }, { sawOutput: true, stderrTail: tail });
+  t.same(outcome, { kind: 'failed', code: 'ENGINE_EXIT_NONZERO', message: 'engine exited with code 1: three | four | five | six | seven' });
 });
