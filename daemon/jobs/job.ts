@@ -25,6 +25,19 @@ export interface JobError {
   message: string;
 }
 
+/** The most UTF-8 bytes a job's `error.message` has; a longer one is cut, ending in `…`. */
+export const MAX_ERROR_MESSAGE_BYTES = 4096;
+const ELLIPSIS = '…';
+
+/** The error with its message cut to `MAX_ERROR_MESSAGE_BYTES`, never inside a character. */
+export function boundError(error: JobError): JobError {
+  const bytes = Buffer.from(error.message, 'utf8');
+  if (bytes.length <= MAX_ERROR_MESSAGE_BYTES) return error;
+  let end = MAX_ERROR_MESSAGE_BYTES - Buffer.byteLength(ELLIPSIS);
+  while (end > 0 && ((bytes[end] as number) & 0xc0) === 0x80) end -= 1;
+  return { code: error.code, message: `${bytes.subarray(0, end).toString('utf8')}${ELLIPSIS}` };
+}
+
 /** A job exactly as it is stored and sent on the wire (SPEC §4 `Job`, plus `model` and `hard_timeout_sec`). */
 export interface Job {
   job_id: string;

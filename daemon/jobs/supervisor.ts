@@ -16,7 +16,7 @@ import { Histories } from './histories.js';
 import type { EventLog } from './events.js';
 import { decideTurn, type GateDecision, type Pending } from './gate.js';
 import { autoDecideResponse, isRepeatedReply, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
-import type { EngineName, InteractiveProfile, Job } from './job.js';
+import { boundError, type EngineName, type InteractiveProfile, type Job } from './job.js';
 import { KeyedLock } from './keyed-lock.js';
 import { Launcher } from './launcher.js';
 import { newJob } from './new-job.js';
@@ -326,7 +326,7 @@ export class Supervisor {
       return;
     }
     const output = decision.status === 'succeeded' ? decision.output : null;
-    const error = decision.status === 'succeeded' ? null : decision.error;
+    const error = decision.status === 'succeeded' ? null : boundError(decision.error);
     await folder.writeResult({ job_id: job.job_id, status: decision.status, output, warnings, error });
     const event: JobEvent = decision.status === 'succeeded' ? 'succeed' : decision.status === 'canceled' ? 'cancel' : 'fail';
     await this.#apply(job, event, { warnings, error, session_handle });
@@ -431,7 +431,8 @@ export class Supervisor {
     if (to === null) throw new Error(`illegal move: ${job.status} --${event}-->`);
     if (to === 'failed' && (patch.error ?? null) === null) throw new Error('entering failed needs an error code');
     const now = this.#d.clock.now().toISOString();
-    const next: Job = { ...job, ...patch, status: to, updated_at: now, finished_at: isTerminal(to) ? now : null };
+    const merged: Job = { ...job, ...patch };
+    const next: Job = { ...merged, error: merged.error === null ? null : boundError(merged.error), status: to, updated_at: now, finished_at: isTerminal(to) ? now : null };
     await this.#d.store.putJob(next);
     this.#d.logger.info({ job_id: job.job_id, from: job.status, to, event }, 'job status');
     this.#d.events.emit(job.job_id, 'status_changed', { from: job.status, to });

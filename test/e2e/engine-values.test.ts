@@ -3,7 +3,7 @@
 // `--model=`; a session id an engine reports is dropped unless it cannot be read as an option;
 // a prompt too large for an argument goes on stdin where the CLI reads it there, or is refused
 // with INVALID_PARAMS before anything is stored; an engine that cannot be started is named, with
-// the OS error, but never its command line.
+// the OS error, but never its command line; a job's error message is bounded.
 import t from 'tap';
 import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -170,6 +170,16 @@ t.test('gemini and iflow: an empty reply gets INVALID_PARAMS (the CLI exits on a
     t.match(error.message, `${engine} does not run on an empty prompt`);
     await client.request('jobs/cancel', { job_id: waiting.job_id });
   }
+});
+
+t.test("a job's error message is at most 4096 bytes, cut with an ellipsis, in jobs/get and jobs/result", async (t) => {
+  const done = await waitForStatus(client, (await create(client, 'codex', { input: { scenario: 'exit1_long_stderr' } })).job_id);
+  t.equal(done.error?.code, 'ENGINE_EXIT_NONZERO');
+  const message = done.error?.message ?? '';
+  t.equal(Buffer.byteLength(message), 4096);
+  t.match(message, /^engine exited with code 1: error 1: x+…$/, 'the stderr tail, oldest line first, cut');
+  const result = await client.request<{ error: { message: string } }>('jobs/result', { job_id: done.job_id });
+  t.equal(result.error.message, message);
 });
 
 t.test('a resumed turn whose engine cannot be started: SESSION_RESUME_FAILED naming the executable and the OS error, not the argv', async (t) => {
