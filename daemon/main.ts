@@ -15,6 +15,7 @@ import { EventLog } from './jobs/events.js';
 import { Supervisor } from './jobs/supervisor.js';
 import { JobQueries } from './jobs/queries.js';
 import type { Logger } from './logger.js';
+import { processGroupContainment } from './process/containment.js';
 import { createSpawner } from './process/spawn.js';
 import { definedEnv } from './process/env.js';
 import { notifySystemd } from './notify.js';
@@ -55,7 +56,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const queries = new JobQueries(store, runsDir);
   const supervisor = new Supervisor({
     store, events, pool, clock, logger, skills, config, runsDir, queries,
-    spawner: createSpawner(clock, config.kill_grace_ms),
+    spawner: createSpawner(clock, processGroupContainment(clock, config.kill_grace_ms)),
     engineEnv: (name) => engines.envFor(name),
     profileFor: (name) => probe.profileFor(name),
   });

@@ -4,7 +4,6 @@ import type { Config } from '../config.js';
 import { ENGINES } from '../engines/registry.js';
 import type { Logger } from '../logger.js';
 import type { ExitInfo, Spawner } from '../process/spawn.js';
-import { stopSurvivors } from '../process/survivors.js';
 import { loadSkill, type SkillDefinition } from '../skills/manifest.js';
 import type { SkillRegistry } from '../skills/registry.js';
 import type { SlotPool } from '../slots/pool.js';
@@ -172,9 +171,10 @@ export class Supervisor {
   /** SPEC §9, run before the socket accepts: nothing stays `running` without a process. */
   async recover(): Promise<void> {
     const records = this.#d.store.processes();
-    const survivors = await stopSurvivors(records, (jobId) => this.#d.store.hasJob(jobId), this.#d.clock, this.#d.config.kill_grace_ms);
+    const survivors = await this.#d.spawner.stopSurvivors(records, (jobId) => this.#d.store.hasJob(jobId));
     for (const s of survivors.records) this.#d.logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped an engine process left from before the restart');
     for (const s of survivors.strays) this.#d.logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped a process of the job left from before the restart');
+    for (const c of survivors.cgroups) this.#d.logger.warn({ job_id: c.job_id, cgroup: c.path }, 'stopped and removed a cgroup of the job left from before the restart');
     for (const record of records) await this.#d.store.removeProcess(record.pid);
     for (const job of this.#d.store.activeJobs()) {
       await this.#d.events.prime(job.job_id);

@@ -3,9 +3,10 @@ import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import { LineSplitter } from '../../rpc/framing.js';
 import type { Clock } from '../clock.js';
-import { groupAlive } from './group.js';
+import type { ProcessRecord } from '../store/store.js';
+import { StartError, type Containment, type Hold } from './containment.js';
 import { JOB_MARK } from './proc.js';
-import { stopTree } from './stop.js';
+import type { Survivors } from './survivors.js';
 
 /** Engine output lines longer than this are dropped (the rest of the turn is still read). */
 export const MAX_ENGINE_LINE_BYTES = 2 * 1024 * 1024;
@@ -40,8 +41,8 @@ export interface EngineProcess {
   readonly pid: number | null;
   readonly exited: Promise<ExitInfo>;
   /**
-   * SIGTERM to the group, its descendants and the processes marked with its job, SIGKILL after
-   * the grace period; resolves once the leader has exited and none of them is left. Idempotent.
+   * The stop sequence of its containment (SIGTERM, the grace period, then SIGKILL to everything
+   * the engine started); resolves once the leader has exited and none of them is left. Idempotent.
    */
   stop(): Promise<ExitInfo>;
   /** Writes to stdin (sticky transport); false when stdin is not open. */
@@ -51,44 +52,69 @@ export interface EngineProcess {
   redirectLogs(logs: Record<OutputStream, string>): void;
 }
 
+/** Starts engine processes, and stops what a crashed daemon left of them. */
 export interface Spawner {
   spawn(request: SpawnRequest): EngineProcess;
+  /** Stops what outlived a crashed daemon, of the jobs that `ownsJob` accepts (restart recovery). */
+  stopSurvivors(records: readonly ProcessRecord[], ownsJob: (jobId: string) => boolean): Promise<Survivors>;
 }
 
-/** The real spawner: the only user of execa. */
-export function createSpawner(clock: Clock, killGraceMs: number): Spawner {
-  return { spawn: (request) => new ExecaProcess(request, clock, killGraceMs) };
+/** The real spawner: the only user of execa. Each engine process is held by `containment`. */
+export function createSpawner(clock: Clock, containment: Containment): Spawner {
+  return {
+    spawn(request) {
+      let hold: Hold;
+      try {
+        hold = containment.hold(request);
+      } catch (error) {
+        if (error instanceof StartError) return notStarted(error.message);
+        throw error;
+      }
+      return new ExecaProcess(startEngine(hold.argv, request), request, clock, hold);
+    },
+    stopSurvivors: (records, ownsJob) => containment.stopSurvivors(records, ownsJob),
+  };
+}
+
+/** Starts `argv` (the engine's, as its hold has it) as the leader of its own process group. */
+function startEngine(argv: readonly string[], request: SpawnRequest) {
+  const [file, ...args] = argv as [string, ...string[]];
+  return execa(file, args, {
+    cwd: request.cwd,
+    env: { ...request.env, [JOB_MARK]: request.mark },
+    extendEnv: false,
+    stdin: request.stdin,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
+    detached: true,
+    cleanup: false,
+    encoding: 'buffer',
+  });
+}
+
+type EngineChild = ReturnType<typeof startEngine>;
+
+/** A process that could not be started (see StartError). */
+function notStarted(problem: string): EngineProcess {
+  const exited = Promise.resolve({ code: null, signal: null, spawnError: problem });
+  return { pid: null, exited, stop: () => exited, write: () => false, endInput: () => undefined, redirectLogs: () => undefined };
 }
 
 class ExecaProcess implements EngineProcess {
   readonly pid: number | null;
   readonly exited: Promise<ExitInfo>;
   readonly #clock: Clock;
-  readonly #graceMs: number;
-  readonly #mark: string;
+  readonly #hold: Hold;
   readonly #stdin: NodeJS.WritableStream | null;
   #stopping: Promise<ExitInfo> | null = null;
   #leaderGone = false;
   readonly #logs: Record<OutputStream, WriteStream>;
 
-  constructor(request: SpawnRequest, clock: Clock, graceMs: number) {
+  constructor(child: EngineChild, request: SpawnRequest, clock: Clock, hold: Hold) {
     this.#clock = clock;
-    this.#graceMs = graceMs;
-    this.#mark = request.mark;
-    const [file, ...args] = request.argv as [string, ...string[]];
-    const child = execa(file, args, {
-      cwd: request.cwd,
-      env: { ...request.env, [JOB_MARK]: request.mark },
-      extendEnv: false,
-      stdin: request.stdin,
-      stdout: 'pipe',
-      stderr: 'pipe',
-      buffer: false,
-      reject: false,
-      detached: true,
-      cleanup: false,
-      encoding: 'buffer',
-    });
+    this.#hold = hold;
     this.pid = child.pid ?? null;
     this.#stdin = request.stdin === 'pipe' ? child.stdin : null;
     this.#stdin?.on('error', () => undefined);
@@ -103,8 +129,9 @@ class ExecaProcess implements EngineProcess {
     });
     this.exited = leaderExit.then(async (info) => {
       this.#leaderGone = true;
-      if (this.pid !== null) this.#sweepGroup(this.pid);
-      await Promise.race([drained, new Promise<void>((resolve) => this.#clock.setTimer(DRAIN_AFTER_EXIT_MS, resolve))]);
+      // What the engine left running is stopped by its hold, in parallel with the last reads.
+      const drainedInTime = Promise.race([drained, new Promise<void>((resolve) => this.#clock.setTimer(DRAIN_AFTER_EXIT_MS, resolve))]);
+      await Promise.all([this.#hold.release(this.pid), drainedInTime]);
       child.stdout?.destroy();
       child.stderr?.destroy();
       return info;
@@ -114,7 +141,7 @@ class ExecaProcess implements EngineProcess {
   stop(): Promise<ExitInfo> {
     if (this.#stopping !== null) return this.#stopping;
     const pid = this.pid;
-    const treeGone = pid !== null && !this.#leaderGone ? stopTree(pid, this.#clock, this.#graceMs, this.#mark) : Promise.resolve();
+    const treeGone = pid !== null && !this.#leaderGone ? this.#hold.stop(pid) : Promise.resolve();
     this.#stopping = Promise.all([this.exited, treeGone]).then(([info]) => info);
     return this.#stopping;
   }
@@ -160,11 +187,6 @@ class ExecaProcess implements EngineProcess {
       stream.once('error', finish);
       stream.once('close', finish);
     });
-  }
-
-  /** Members of the group that outlive the leader get the same stop sequence: nothing lingers. */
-  #sweepGroup(pgid: number): void {
-    if (groupAlive(pgid)) void stopTree(pgid, this.#clock, this.#graceMs, this.#mark);
   }
 }
 

@@ -9,6 +9,8 @@ export interface Survivors {
   records: ProcessRecord[];
   /** Other processes marked with a job of this daemon (tools that outlived their engine, or an engine whose record never reached disk). */
   strays: { pid: number; job_id: string }[];
+  /** Engine cgroups of this daemon's jobs that were still there (cgroup containment). */
+  cgroups: { path: string; job_id: string }[];
 }
 
 /**
@@ -31,5 +33,5 @@ export async function stopSurvivors(records: readonly ProcessRecord[], ownsJob: 
       return mark === null ? [] : [{ pid: p.pid, job_id: mark }];
     });
   await stopAll([...trees, ...owned], belonging, clock, graceMs);
-  return { records: alive, strays };
+  return { records: alive, strays, cgroups: [] };
 }

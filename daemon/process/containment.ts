@@ -1,0 +1,62 @@
+import type { Clock } from '../clock.js';
+import type { ProcessRecord } from '../store/store.js';
+import { groupAlive } from './group.js';
+import { stopTree } from './stop.js';
+import { stopSurvivors, type Survivors } from './survivors.js';
+
+/** What `daemon/status` reports: how engine processes are held together and stopped. */
+export type ContainmentView = { kind: 'cgroup'; path: string } | { kind: 'process_group' };
+
+/** An engine process could not be started, and nothing was. */
+export class StartError extends Error {
+  override readonly name = 'StartError';
+}
+
+/** What containment needs to know of an engine process about to start. */
+export interface Launch {
+  argv: readonly string[];
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+  /** Its job id. */
+  mark: string;
+}
+
+/** What holds one engine process and everything it starts. */
+export interface Hold {
+  /** The argv to start: the engine's own, or one that starts it held. */
+  readonly argv: readonly string[];
+  /** The stop sequence while the engine runs; resolves once nothing it holds is left. */
+  stop(pid: number): Promise<void>;
+  /** After the engine exited, or never started: stops what it left behind and lets the hold go. */
+  release(pid: number | null): Promise<void>;
+}
+
+/** How engine processes are kept together and stopped: by cgroup where the kernel allows, else by process group and job mark. */
+export interface Containment {
+  readonly view: ContainmentView;
+  /** A hold for an engine process about to start. Throws StartError when it cannot start. */
+  hold(launch: Launch): Hold;
+  /** Stops what a crashed daemon left of the jobs that `ownsJob` accepts, before the socket accepts. */
+  stopSurvivors(records: readonly ProcessRecord[], ownsJob: (jobId: string) => boolean): Promise<Survivors>;
+}
+
+/**
+ * Process groups and job marks (see docs/engines.md): a stop signals the engine's group, its
+ * descendants and the processes marked with its job. When an engine exits by itself, only the
+ * members of its group still alive are stopped, and nobody waits for them: a look for marked
+ * tools at every turn's end costs a read of /proc.
+ */
+export function processGroupContainment(clock: Clock, graceMs: number): Containment {
+  return {
+    view: { kind: 'process_group' },
+    hold: ({ argv, mark }) => ({
+      argv,
+      stop: (pid) => stopTree(pid, clock, graceMs, mark),
+      release: (pid) => {
+        if (pid !== null && groupAlive(pid)) void stopTree(pid, clock, graceMs, mark);
+        return Promise.resolve();
+      },
+    }),
+    stopSurvivors: (records, ownsJob) => stopSurvivors(records, ownsJob, clock, graceMs),
+  };
+}
