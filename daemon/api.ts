@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import type { EngineCatalog } from './engines/info.js';
 import type { Faults } from './faults.js';
 import type { ProfileProbe } from './engines/probe.js';
+import type { ContainmentView } from './process/containment.js';
 import type { CreateParams } from './jobs/create-request.js';
 import type { ReplyParams, Supervisor } from './jobs/supervisor.js';
 import type { JobQueries } from './jobs/queries.js';
@@ -24,6 +25,8 @@ export interface ApiDeps {
   version: string;
   startedAt: string;
   config: Config;
+  /** How engine processes are held together and stopped. */
+  containment: ContainmentView;
   store: Store;
   pool: SlotPool;
   skills: SkillRegistry;
@@ -50,6 +53,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       skills: d.skills.counts(),
       notices: d.store.notices,
       internal_errors: d.faults.stats(),
+      containment: d.containment,
     }),
     'skills/list': () => ({ skills: d.skills.list() }),
     'skills/get': (params) => {

@@ -4,6 +4,8 @@ import { ENGINE_NAMES, type EngineName } from './jobs/job.js';
 
 export const PROFILE_CHOICES = ['probe', 'resumable', 'sticky_process'] as const;
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+/** How engine processes are held together and stopped (docs/engines.md, "Containment"). */
+export const CONTAINMENT_CHOICES = ['auto', 'cgroup', 'process_group'] as const;
 
 export interface EngineConfig {
   command: string[];
@@ -23,6 +25,7 @@ export interface Config {
   hard_timeout_sec: number;
   kill_grace_ms: number;
   log_level: (typeof LOG_LEVELS)[number];
+  process_containment: (typeof CONTAINMENT_CHOICES)[number];
   engines: Record<EngineName, EngineConfig>;
 }
 
@@ -74,6 +77,7 @@ function defaults(sources: ConfigSources): Raw {
     hard_timeout_sec: 3600,
     kill_grace_ms: 5000,
     log_level: 'info',
+    process_containment: 'auto',
   };
 }
 
@@ -95,7 +99,7 @@ async function readConfigFile(path: string | undefined): Promise<{ values: Raw; 
   return { values: values as Raw, path };
 }
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'engines'];
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'process_containment', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
@@ -112,8 +116,8 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
   if (!/^0?[0-7]{3}$/.test(modeText)) fail('socket_mode', 'must be an octal mode such as "0600"');
   const dirs = raw['skills_dirs'];
   if (!Array.isArray(dirs) || dirs.length === 0 || !dirs.every((d) => typeof d === 'string' && d !== '')) fail('skills_dirs', 'must be a non-empty list of paths');
-  const level = raw['log_level'];
-  if (!LOG_LEVELS.includes(level as Config['log_level'])) fail('log_level', `must be one of ${LOG_LEVELS.join(', ')}`);
+  const choice = <T extends string>(key: string, choices: readonly T[]): T => (choices.includes(raw[key] as T) ? (raw[key] as T) : fail(key, `must be one of ${choices.join(', ')}`));
+  const level = choice('log_level', LOG_LEVELS);
   return {
     socket: resolve(text('socket')),
     socket_mode: Number.parseInt(modeText, 8),
@@ -125,7 +129,8 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     session_timeout_sec: int('session_timeout_sec', 1),
     hard_timeout_sec: int('hard_timeout_sec', 1),
     kill_grace_ms: int('kill_grace_ms', 0),
-    log_level: level as Config['log_level'],
+    log_level: level,
+    process_containment: choice('process_containment', CONTAINMENT_CHOICES),
     engines: validateEngines(raw['engines'] ?? {}, fail),
   };
 }

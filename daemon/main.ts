@@ -15,7 +15,7 @@ import { EventLog } from './jobs/events.js';
 import { Supervisor } from './jobs/supervisor.js';
 import { JobQueries } from './jobs/queries.js';
 import type { Logger } from './logger.js';
-import { processGroupContainment } from './process/containment.js';
+import { chooseContainment } from './process/choose-containment.js';
 import { createSpawner } from './process/spawn.js';
 import { definedEnv } from './process/env.js';
 import { notifySystemd } from './notify.js';
@@ -40,6 +40,9 @@ export interface Daemon {
  */
 export async function startDaemon(config: Config, logger: Logger, listen: ListenTarget): Promise<Daemon> {
   const clock = systemClock;
+  // First, so that a "cgroup" setting that cannot be met stops start-up before anything is created.
+  const { containment, fallback } = await chooseContainment(config.process_containment, clock, config.kill_grace_ms);
+  if (fallback !== null) logger.info({ problem: fallback }, 'cgroup v2 is not usable: engine processes are held by process group');
   const faults = new Faults(logger, () => clock.now());
   const unguard = faults.guardProcess();
   const version = await readVersion();
@@ -56,12 +59,12 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const queries = new JobQueries(store, runsDir);
   const supervisor = new Supervisor({
     store, events, pool, clock, logger, skills, config, runsDir, queries,
-    spawner: createSpawner(clock, processGroupContainment(clock, config.kill_grace_ms)),
+    spawner: createSpawner(clock, containment),
     engineEnv: (name) => engines.envFor(name),
     profileFor: (name) => probe.profileFor(name),
   });
   const subscriptions = new Subscriptions(events);
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, store, pool, skills, engines, probe, supervisor, queries, subscriptions, faults });
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, store, pool, skills, engines, probe, supervisor, queries, subscriptions, faults });
   const dispatcher = new Dispatcher(bindMethods(api), (method, error) => faults.report('method', error, { method }));
   const server = new RpcServer(dispatcher, { maxConnections: config.max_connections }, (error) => faults.report('rpc_server', error));
   const watcher = await SkillWatcher.start(
@@ -82,7 +85,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   await server.listen(listen);
   const notified = await notifySystemd('READY=1', process.env);
   if (notified !== null) logger.warn({ problem: notified }, 'could not notify systemd');
-  logger.info({ version, socket: listen.kind === 'path' ? listen.path : `fd ${listen.fd}`, state_dir: config.state_dir, skills: skills.counts() }, 'skilld ready');
+  logger.info({ version, socket: listen.kind === 'path' ? listen.path : `fd ${listen.fd}`, state_dir: config.state_dir, skills: skills.counts(), containment: containment.view }, 'skilld ready');
 
   let closing: Promise<void> | null = null;
   return {

@@ -20,7 +20,7 @@ export interface SpawnRequest {
   argv: readonly string[];
   cwd: string;
   env: Readonly<Record<string, string>>;
-  /** The job the process works for: set as `JOB_MARK` in its environment, and used to find its tools. */
+  /** The job the process works for: set as `JOB_MARK` in its environment, used to find its tools and to name its cgroup. */
   mark: string;
   stdin: 'ignore' | 'pipe';
   /** Raw output is appended here, byte for byte. */
@@ -41,8 +41,8 @@ export interface EngineProcess {
   readonly pid: number | null;
   readonly exited: Promise<ExitInfo>;
   /**
-   * The stop sequence of its containment (SIGTERM, the grace period, then SIGKILL to everything
-   * the engine started); resolves once the leader has exited and none of them is left. Idempotent.
+   * The stop sequence of its containment (SIGTERM, the grace period, then SIGKILL to what the
+   * containment holds); resolves once the leader has exited and none of them is left. Idempotent.
    */
   stop(): Promise<ExitInfo>;
   /** Writes to stdin (sticky transport); false when stdin is not open. */

@@ -3,7 +3,7 @@ import { signalGroup } from './group.js';
 import { descendants, isSameProcess, listProcesses, markOf, signalEach, type ProcStat } from './proc.js';
 
 /** While a stop is under way, how often the processes being stopped are checked. */
-const CHECK_MS = 20;
+export const STOP_CHECK_MS = 20;
 
 /** What belongs to a stop besides the processes named at its start. */
 export interface Belonging {
@@ -65,7 +65,7 @@ export async function stopAll(initial: readonly ProcStat[], belonging: Belonging
   const giveUpAt = clock.now().getTime() + graceMs + 1000;
   while (clock.now().getTime() < giveUpAt) {
     if (anyAlive()) {
-      await new Promise<void>((resolve) => clock.setTimer(CHECK_MS, resolve));
+      await new Promise<void>((resolve) => clock.setTimer(STOP_CHECK_MS, resolve));
       continue;
     }
     const fresh = add(belongingOf(listProcesses(), belonging));

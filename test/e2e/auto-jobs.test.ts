@@ -82,25 +82,32 @@ for (const engine of ENGINE_NAMES) {
   });
 }
 
-t.test('cancel stops a tool that left the group and lost its parent: its job mark finds it', async (t) => {
-  const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'hang_orphan' } });
-  const fake = join(daemon.runDir(created.job_id), 'workspace', '.fake-engine');
-  const orphan = Number(await waitForFile(join(fake, 'orphan-pid')));
-  await waitForFile(join(fake, 'child-pid'));
-  t.ok(alive(orphan), 'the orphaned tool runs');
-  t.ok((await readFile(`/proc/${orphan}/environ`, 'utf8')).split('\0').includes(`SKILLD_JOB_ID=${created.job_id}`), 'it inherited its job mark');
-  t.match(await client.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
-  t.notOk(alive(orphan), 'the orphaned tool is gone when the cancel answers');
-});
+// Under process-group containment, job marks are what lead to these tools (test/e2e/containment.test.ts has the cgroup side).
+t.test('process_group containment', async (t) => {
+  const groups = await TestDaemon.start({ config: { kill_grace_ms: 300, process_containment: 'process_group' } });
+  t.teardown(() => groups.cleanup());
+  const c = await groups.client();
 
-t.test('a tool started while the engine is being stopped is gone when the cancel answers', async (t) => {
-  const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'term_escape' } });
-  const fake = join(daemon.runDir(created.job_id), 'workspace', '.fake-engine');
-  await waitForFile(join(fake, 'child-pid'));
-  t.match(await client.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
-  const escaped = Number(await readFile(join(fake, 'orphan-pid'), 'utf8'));
-  t.ok(escaped > 0, 'the engine started a tool as it was stopped');
-  t.notOk(alive(escaped), 'that tool is gone too');
+  t.test('cancel stops a tool that left the group and lost its parent: its job mark finds it', async (t) => {
+    const created = await c.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'hang_orphan' } });
+    const fake = join(groups.runDir(created.job_id), 'workspace', '.fake-engine');
+    const orphan = Number(await waitForFile(join(fake, 'orphan-pid')));
+    await waitForFile(join(fake, 'child-pid'));
+    t.ok(alive(orphan), 'the orphaned tool runs');
+    t.ok((await readFile(`/proc/${orphan}/environ`, 'utf8')).split('\0').includes(`SKILLD_JOB_ID=${created.job_id}`), 'it inherited its job mark');
+    t.match(await c.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
+    t.notOk(alive(orphan), 'the orphaned tool is gone when the cancel answers');
+  });
+
+  t.test('a tool started while the engine is being stopped is gone when the cancel answers', async (t) => {
+    const created = await c.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'term_escape' } });
+    const fake = join(groups.runDir(created.job_id), 'workspace', '.fake-engine');
+    await waitForFile(join(fake, 'child-pid'));
+    t.match(await c.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
+    const escaped = Number(await readFile(join(fake, 'orphan-pid'), 'utf8'));
+    t.ok(escaped > 0, 'the engine started a tool as it was stopped');
+    t.notOk(alive(escaped), 'that tool is gone too');
+  });
 });
 
 t.test('a missing engine executable fails with ENGINE_SPAWN_FAILED naming it and ENOENT, and frees its slot', async (t) => {

@@ -8,8 +8,11 @@ const engines = {
   iflow: { command: [join(FIXTURES, 'fake-iflow.mjs')] },
 };
 
+// Process groups and job marks: the cgroup side of recovery is in containment.test.ts.
+const config = { max_concurrent: 2, kill_grace_ms: 300, engines, process_containment: 'process_group' };
+
 t.test('restart after SIGKILL: each job lands in its SPEC §9 state and no engine process from before survives', async (t) => {
-  const daemon = await TestDaemon.start({ config: { max_concurrent: 2, kill_grace_ms: 300, engines } });
+  const daemon = await TestDaemon.start({ config });
   const client = await daemon.client();
   const create = (params: Record<string, unknown>): Promise<JobView> => client.request<JobView>('jobs/create', params);
   const resumable = await create({ skill_id: 'echo-both', engine: 'codex', execution_mode: 'interactive', input: { scenario: 'ask', emit: { greeting: 'r' } } });
@@ -28,7 +31,7 @@ t.test('restart after SIGKILL: each job lands in its SPEC §9 state and no engin
   t.ok(before.every(alive), 'engine processes run before the crash');
 
   await daemon.kill();
-  const again = await TestDaemon.start({ dir: daemon.dir, config: { max_concurrent: 2, kill_grace_ms: 300, engines } });
+  const again = await TestDaemon.start({ dir: daemon.dir, config });
   t.teardown(() => again.cleanup());
   t.ok(before.every((pid) => !alive(pid)), 'no engine process from before is alive once the socket accepts');
   const c = await again.client();

@@ -47,6 +47,7 @@ t.test('defaults without any XDG variables', async (t) => {
     hard_timeout_sec: 3600,
     kill_grace_ms: 5000,
     log_level: 'info',
+    process_containment: 'auto',
     engines: {
       codex: { command: ['codex'], env: {}, profile: 'probe' },
       gemini: { command: ['gemini'], env: {}, profile: 'probe' },
@@ -126,6 +127,7 @@ t.test('the config file sets every documented key', async (t) => {
     hard_timeout_sec: 120,
     kill_grace_ms: 0,
     log_level: 'error',
+    process_containment: 'process_group',
   });
   const config = await loadConfig(sources({ flags: { config: file } }));
   t.equal(config.socket, '/run/skilld/skilld.sock');
@@ -139,6 +141,7 @@ t.test('the config file sets every documented key', async (t) => {
   t.equal(config.hard_timeout_sec, 120);
   t.equal(config.kill_grace_ms, 0);
   t.equal(config.log_level, 'error');
+  t.equal(config.process_containment, 'process_group');
 });
 
 t.test('socket_mode accepts three or four octal digits', async (t) => {
@@ -240,6 +243,13 @@ t.test('bad skills_dirs and log_level: ConfigError names the key', async (t) => 
     t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /"skills_dirs"/, JSON.stringify(value));
   }
   t.match(await configError(loadConfig(sources({ env: { SKILLD_LOG_LEVEL: 'loud' } }))), /"log_level" must be one of trace, debug, info/);
+});
+
+t.test('bad process_containment: ConfigError names the key and the choices', async (t) => {
+  for (const value of ['cgroups', '', null, 1]) {
+    const file = await configFile({ process_containment: value });
+    t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /"process_containment" must be one of auto, cgroup, process_group/, JSON.stringify(value));
+  }
 });
 
 t.test('unreadable config file: ConfigError names the path', async (t) => {

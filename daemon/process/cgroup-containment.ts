@@ -1,0 +1,126 @@
+import { join } from 'node:path';
+import type { Clock } from '../clock.js';
+import type { ProcessRecord } from '../store/store.js';
+import { cgroupPids, cgroupPopulated, createCgroup, engineCgroupName, engineCgroups, joinCgroupArgv, killCgroup, removeCgroup } from './cgroup.js';
+import { StartError, type Containment, type ContainmentView, type Hold, type Launch } from './containment.js';
+import { findExecutable } from './executable.js';
+import { signalGroup } from './group.js';
+import { STOP_CHECK_MS } from './stop.js';
+import { stopSurvivors, type Survivors } from './survivors.js';
+
+/**
+ * Each engine process in a cgroup of its own, a child of the daemon's cgroup `dir`: everything
+ * the engine starts is born there and cannot leave it without write access to cgroupfs, so a
+ * stop that ends in `cgroup.kill` leaves nothing behind.
+ */
+export class CgroupContainment implements Containment {
+  readonly view: ContainmentView;
+  readonly #dir: string;
+  readonly #clock: Clock;
+  readonly #graceMs: number;
+  #count = 0;
+
+  constructor(dir: string, clock: Clock, graceMs: number) {
+    this.view = { kind: 'cgroup', path: dir };
+    this.#dir = dir;
+    this.#clock = clock;
+    this.#graceMs = graceMs;
+  }
+
+  hold(launch: Launch): Hold {
+    // The shell that joins the cgroup would hide a missing engine behind its own exit code 127.
+    const file = launch.argv[0] ?? '';
+    if (findExecutable(file, launch.env['PATH'], launch.cwd) === null) throw new StartError(`${file}: no such executable file`);
+    for (;;) {
+      this.#count += 1;
+      const dir = join(this.#dir, engineCgroupName(launch.mark, this.#count));
+      try {
+        createCgroup(dir);
+        return new CgroupHold(dir, joinCgroupArgv(dir, launch.argv), this.#clock, this.#graceMs);
+      } catch (error) {
+        // EEXIST: a cgroup of an earlier daemon that could not be removed yet; take the next number.
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new StartError(`cannot create the engine's cgroup ${dir}: ${(error as Error).message}`, { cause: error });
+      }
+    }
+  }
+
+  async stopSurvivors(records: readonly ProcessRecord[], ownsJob: (jobId: string) => boolean): Promise<Survivors> {
+    // Other daemons may share this cgroup: only cgroups of this daemon's own jobs are touched.
+    const left = engineCgroups(this.#dir).filter((cgroup) => ownsJob(cgroup.jobId));
+    await Promise.all(left.map((cgroup) => stopCgroup(cgroup.path, null, this.#clock, this.#graceMs)));
+    // Then whatever lived outside them: the processes of a daemon that ran with process groups.
+    const outside = await stopSurvivors(records, ownsJob, this.#clock, this.#graceMs);
+    return { ...outside, cgroups: left.map((cgroup) => ({ job_id: cgroup.jobId, path: cgroup.path })) };
+  }
+}
+
+/** One engine process's cgroup: its stop sequence runs once, whether a stop or the exit asks first. */
+class CgroupHold implements Hold {
+  readonly argv: readonly string[];
+  readonly #dir: string;
+  readonly #clock: Clock;
+  readonly #graceMs: number;
+  #stopping: Promise<void> | null = null;
+
+  constructor(dir: string, argv: readonly string[], clock: Clock, graceMs: number) {
+    this.argv = argv;
+    this.#dir = dir;
+    this.#clock = clock;
+    this.#graceMs = graceMs;
+  }
+
+  stop(pid: number): Promise<void> {
+    return this.#stop(pid);
+  }
+
+  release(): Promise<void> {
+    if (this.#stopping === null && !cgroupPopulated(this.#dir)) {
+      removeCgroup(this.#dir);
+      return Promise.resolve();
+    }
+    return this.#stop(null);
+  }
+
+  #stop(pgid: number | null): Promise<void> {
+    this.#stopping ??= stopCgroup(this.#dir, pgid, this.#clock, this.#graceMs);
+    return this.#stopping;
+  }
+}
+
+/**
+ * The stop sequence of an engine cgroup: SIGTERM to the process group `pgid` (when given) and to
+ * every process of the cgroup, and to any that appears during the grace period; then
+ * `cgroup.kill`. Resolves once the cgroup is unpopulated (at the latest a second after the kill,
+ * for a process stuck in the kernel) and removed (unless something is still in it).
+ */
+export async function stopCgroup(dir: string, pgid: number | null, clock: Clock, graceMs: number): Promise<void> {
+  const signalled = new Set<number>();
+  const terminate = (): void => {
+    for (const pid of cgroupPids(dir).filter((p) => !signalled.has(p))) {
+      signalled.add(pid);
+      signal(pid, 'SIGTERM');
+    }
+  };
+  if (pgid !== null) signalGroup(pgid, 'SIGTERM');
+  terminate();
+  let killed = false;
+  const kill = clock.setTimer(graceMs, () => {
+    killed = true;
+    killCgroup(dir);
+  });
+  const giveUpAt = clock.now().getTime() + graceMs + 1000;
+  while (cgroupPopulated(dir) && clock.now().getTime() < giveUpAt) {
+    await new Promise<void>((resolve) => clock.setTimer(STOP_CHECK_MS, resolve));
+    if (!killed) terminate();
+  }
+  kill.cancel();
+  removeCgroup(dir);
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // gone in the meantime
+  }
+}

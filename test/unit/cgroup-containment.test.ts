@@ -1,0 +1,71 @@
+import t from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { systemClock } from '../../daemon/clock.js';
+import { engineCgroups, probeCgroups } from '../../daemon/process/cgroup.js';
+import { CgroupContainment } from '../../daemon/process/cgroup-containment.js';
+import type { Hold } from '../../daemon/process/containment.js';
+import { createSpawner } from '../../daemon/process/spawn.js';
+
+const probe = await probeCgroups();
+const skip = probe.usable ? false : `cgroup v2 is not writable here (${probe.problem})`;
+const home = probe.usable ? probe.dir : '';
+const env = { PATH: process.env['PATH'] ?? '' };
+const cgroupsOf = (jobId: string): string[] => engineCgroups(home).flatMap((c) => (c.jobId === jobId ? [c.path] : []));
+
+/** Starts node running `code` under a new hold for `jobId`: the argv the hold gives is what runs. */
+function startHeld(jobId: string, code: string): { hold: Hold; child: ChildProcess } {
+  const hold = new CgroupContainment(home, systemClock, 200).hold({ argv: [process.execPath, '-e', code], cwd: '/', env, mark: jobId });
+  const [file, ...args] = hold.argv as [string, ...string[]];
+  return { hold, child: spawn(file, args, { stdio: ['ignore', 'pipe', 'ignore'], detached: true, env }) };
+}
+
+/** Node code that says `up` once it runs, then idles; `first` runs before. */
+const idle = (first = ''): string => `${first} process.stdout.write('up'); setInterval(() => {}, 1000)`;
+
+t.test('an engine process runs in a cgroup of its own from its first instruction; a quiet exit lets the cgroup go', { skip }, async (t) => {
+  const { hold, child } = startHeld('job-unit-born', "process.stdout.write(require('fs').readFileSync('/proc/self/cgroup', 'utf8'))");
+  let seen = '';
+  child.stdout?.on('data', (chunk: Buffer) => (seen += chunk.toString()));
+  await once(child, 'exit');
+  t.match(seen, /^0::.*\/skilld-job-unit-born-1$/m, 'the engine itself, after the exec, is in its cgroup');
+  t.equal(cgroupsOf('job-unit-born').length, 1, 'the cgroup stays until released');
+  await hold.release(child.pid ?? null);
+  t.same(cgroupsOf('job-unit-born'), [], 'released: removed');
+});
+
+t.test('a stop sends SIGTERM first and cgroup.kill after the grace period; it resolves once the cgroup is empty and removed', { skip }, async (t) => {
+  const polite = startHeld('job-unit-stop', idle());
+  const stubborn = startHeld('job-unit-stubborn', idle("process.on('SIGTERM', () => {});"));
+  await Promise.all([once(polite.child.stdout as NodeJS.ReadableStream, 'data'), once(stubborn.child.stdout as NodeJS.ReadableStream, 'data')]);
+  const exits = Promise.all([once(polite.child, 'exit'), once(stubborn.child, 'exit')]);
+  await Promise.all([polite.hold.stop(polite.child.pid as number), stubborn.hold.stop(stubborn.child.pid as number)]);
+  const [[, politeSignal], [, stubbornSignal]] = await exits;
+  t.equal(politeSignal, 'SIGTERM', 'a process that takes SIGTERM ends by it');
+  t.equal(stubbornSignal, 'SIGKILL', 'one that ignores it is killed by cgroup.kill');
+  t.same([...cgroupsOf('job-unit-stop'), ...cgroupsOf('job-unit-stubborn')], [], 'both cgroups are removed');
+  await stubborn.hold.release(null);
+  t.pass('a release after the stop is harmless');
+});
+
+t.test('what is left in the cgroup when the engine has exited is stopped at its release', { skip }, async (t) => {
+  const { hold, child } = startHeld('job-unit-left', idle("process.on('SIGTERM', () => {});"));
+  await once(child.stdout as NodeJS.ReadableStream, 'data');
+  const exit = once(child, 'exit');
+  await hold.release(null);
+  t.match(await exit, [null, 'SIGKILL']);
+  t.same(cgroupsOf('job-unit-left'), []);
+});
+
+t.test('an engine that cannot be found, or whose cgroup cannot be made, is not started, and its exit says why', async (t) => {
+  const logs = { stdout: '/dev/null', stderr: '/dev/null' };
+  const request = { argv: [process.execPath, '-e', ''], cwd: '/', env, mark: 'job-unit-nowhere', stdin: 'pipe' as const, logs, onLine: () => undefined, onOverflow: () => undefined };
+  const nowhere = createSpawner(systemClock, new CgroupContainment('/nonexistent/cgroup', systemClock, 200)).spawn(request);
+  t.equal(nowhere.pid, null);
+  const exit = await nowhere.exited;
+  t.match(exit, { code: null, signal: null, spawnError: /^cannot create the engine's cgroup \/nonexistent\/cgroup\/skilld-job-unit-nowhere-1: ENOENT/ });
+  t.equal(await nowhere.stop(), exit, 'a stop has nothing to do');
+  t.equal(nowhere.write('reply\n'), false, 'it takes no input');
+  const missing = createSpawner(systemClock, new CgroupContainment('/nonexistent/cgroup', systemClock, 200)).spawn({ ...request, argv: ['no-such-engine-here', '--help'] });
+  t.match(await missing.exited, { spawnError: 'no-such-engine-here: no such executable file' }, 'looked up along PATH, before any cgroup');
+});
