@@ -190,3 +190,12 @@ export async function waitForFile(path: string, timeoutMs = 10_000): Promise<str
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** Waits until the process is gone (a zombie counts as gone), e.g. after a teardown killed it. */
+export async function waitUntilGone(pid: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (alive(pid)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for process ${pid} to end`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
