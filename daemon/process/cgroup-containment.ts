@@ -8,6 +8,10 @@ import { signalGroup } from './group.js';
 import { STOP_CHECK_MS } from './stop.js';
 import { stopSurvivors, type Survivors } from './survivors.js';
 
+/** How long an unpopulated cgroup may refuse its removal before it is left in place, and how often it is tried. */
+const REMOVE_RETRY_MS = 1000;
+const REMOVE_RETRY_EVERY_MS = 2;
+
 /**
  * Each engine process in a cgroup of its own, a child of the daemon's cgroup `dir`: everything
  * the engine starts is born there and cannot leave it without write access to cgroupfs, so a
@@ -74,10 +78,7 @@ class CgroupHold implements Hold {
   }
 
   release(): Promise<void> {
-    if (this.#stopping === null && !cgroupPopulated(this.#dir)) {
-      removeCgroup(this.#dir);
-      return Promise.resolve();
-    }
+    if (this.#stopping === null && !cgroupPopulated(this.#dir)) return removeWhenFree(this.#dir, this.#clock);
     return this.#stop(null);
   }
 
@@ -114,7 +115,17 @@ export async function stopCgroup(dir: string, pgid: number | null, clock: Clock,
     if (!killed) terminate();
   }
   kill.cancel();
-  removeCgroup(dir);
+  await removeWhenFree(dir, clock);
+}
+
+/**
+ * Removes the cgroup once the kernel lets it: rmdir answers EBUSY for a moment after the last
+ * process left, and a shell stopped just before it joined may join on its way out. A cgroup that
+ * stays busy is left for the next start's recovery.
+ */
+async function removeWhenFree(dir: string, clock: Clock): Promise<void> {
+  const until = clock.now().getTime() + REMOVE_RETRY_MS;
+  while (!removeCgroup(dir) && clock.now().getTime() < until) await new Promise<void>((resolve) => clock.setTimer(REMOVE_RETRY_EVERY_MS, resolve));
 }
 
 function signal(pid: number, name: NodeJS.Signals): void {

@@ -104,7 +104,11 @@ export function cgroupPids(dir: string): number[] {
     .map(Number);
 }
 
-/** Whether any process is left in the cgroup or below it (zombies do not count). */
+/**
+ * Whether any process is left in the cgroup or below it (zombies do not count). For a moment after
+ * it turns false, the kernel may still refuse to remove the cgroup, while the last process
+ * finishes exiting.
+ */
 export function cgroupPopulated(dir: string): boolean {
   return /^populated 1$/m.test(readText(join(dir, 'cgroup.events')));
 }
@@ -123,15 +127,16 @@ export function killCgroup(dir: string): void {
 }
 
 /**
- * Removes the cgroup and any cgroup an engine made below it. One that still holds a process stays
- * (EBUSY); a restart removes it once it is empty.
+ * Removes the cgroup and any cgroup an engine made below it; false while that cannot be done yet
+ * (EBUSY: a process is still in it, or one has just exited, see `populated 0`).
  */
-export function removeCgroup(dir: string): void {
+export function removeCgroup(dir: string): boolean {
   try {
     for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) removeCgroup(join(dir, entry.name));
     rmdirSync(dir);
-  } catch {
-    // gone already, or still populated: see above
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
   }
 }
 

@@ -57,6 +57,17 @@ t.test('what is left in the cgroup when the engine has exited is stopped at its 
   t.same(cgroupsOf('job-unit-left'), []);
 });
 
+t.test('a stop right after the start leaves no cgroup behind, though the kernel refuses the first removal at times', { skip }, async (t) => {
+  // Before the removal was retried, about one in eight of these left an empty cgroup (EBUSY just after `populated 0`).
+  const spawner = createSpawner(systemClock, new CgroupContainment(home, systemClock, 200));
+  const logs = { stdout: '/dev/null', stderr: '/dev/null' };
+  for (let i = 0; i < 40; i += 1) {
+    const proc = spawner.spawn({ argv: [process.execPath, '-e', idle()], cwd: '/', env, mark: 'job-unit-quick', stdin: 'ignore', logs, onLine: () => undefined, onOverflow: () => undefined });
+    t.match(await proc.stop(), { signal: 'SIGTERM' });
+  }
+  t.same(cgroupsOf('job-unit-quick'), [], 'all 40 cgroups are removed');
+});
+
 t.test('an engine that cannot be found, or whose cgroup cannot be made, is not started, and its exit says why', async (t) => {
   const logs = { stdout: '/dev/null', stderr: '/dev/null' };
   const request = { argv: [process.execPath, '-e', ''], cwd: '/', env, mark: 'job-unit-nowhere', stdin: 'pipe' as const, logs, onLine: () => undefined, onOverflow: () => undefined };
