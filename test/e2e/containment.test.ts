@@ -53,7 +53,7 @@ t.test('process_group containment: a tool that cleared its environment, left the
   const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'hang_hidden' } });
   const pids = await pidsOf(daemon, created.job_id);
   t.teardown(async () => {
-    process.kill(pids.hidden, 'SIGKILL');
+    if (alive(pids.hidden)) process.kill(pids.hidden, 'SIGKILL');
     await waitUntilGone(pids.hidden);
   });
   await checkHidden(t, pids);
