@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { ProcessRecord } from '../store/store.js';
 import { cgroupPids, cgroupPopulated, createCgroup, engineCgroupName, engineCgroups, joinCgroupArgv, killCgroup, removeCgroup } from './cgroup.js';
 import { StartError, type Containment, type ContainmentView, type Hold, type Launch } from './containment.js';
-import { findExecutable } from './executable.js';
+import { execError } from './executable.js';
 import { signalGroup } from './group.js';
 import { STOP_CHECK_MS } from './stop.js';
 import { stopSurvivors, type Survivors } from './survivors.js';
@@ -33,8 +33,8 @@ export class CgroupContainment implements Containment {
 
   hold(launch: Launch): Hold {
     // The shell that joins the cgroup would hide a missing engine behind its own exit code 127.
-    const file = launch.argv[0] ?? '';
-    if (findExecutable(file, launch.env['PATH'], launch.cwd) === null) throw new StartError(`${file}: no such executable file`);
+    const cannotExec = execError(launch.argv[0] ?? '', launch.env['PATH'], launch.cwd);
+    if (cannotExec !== null) throw new StartError(cannotExec);
     for (;;) {
       this.#count += 1;
       const dir = join(this.#dir, engineCgroupName(launch.mark, this.#count));

@@ -7,7 +7,7 @@ import { stopSurvivors, type Survivors } from './survivors.js';
 /** What `daemon/status` reports: how engine processes are held together and stopped. */
 export type ContainmentView = { kind: 'cgroup'; path: string } | { kind: 'process_group' };
 
-/** An engine process could not be started, and nothing was. */
+/** An engine process could not be started, and nothing was; the message is the OS error code when there is one (`ENOENT`). */
 export class StartError extends Error {
   override readonly name = 'StartError';
 }

@@ -5,20 +5,32 @@ import { resolve } from 'node:path';
 const SHELL_DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
- * Where `exec` in a shell would find `file`: itself when it holds a slash, else the first
- * executable file of that name along `path` (an empty entry is `cwd`); null when none. The check
- * the kernel makes at exec time decides in the end; this is for telling a missing engine apart.
+ * The error `exec` in a shell would meet starting `file` (itself when it holds a slash, else the
+ * first executable file of that name along `path`, an empty entry being `cwd`): null when it would
+ * start, `EACCES` when only files that cannot be executed are there, else `ENOENT`. The kernel has
+ * the last word at exec time; this is for telling a missing engine apart before a shell hides it.
  */
-export function findExecutable(file: string, path: string | undefined, cwd: string): string | null {
+export function execError(file: string, path: string | undefined, cwd: string): 'ENOENT' | 'EACCES' | null {
   const candidates = file.includes('/') ? [resolve(cwd, file)] : (path ?? SHELL_DEFAULT_PATH).split(':').map((dir) => resolve(cwd, dir, file));
-  return candidates.find(isExecutableFile) ?? null;
+  let error: 'ENOENT' | 'EACCES' = 'ENOENT';
+  for (const candidate of candidates) {
+    const kind = kindOf(candidate);
+    if (kind === 'executable') return null;
+    if (kind === 'other') error = 'EACCES';
+  }
+  return error;
 }
 
-function isExecutableFile(path: string): boolean {
+function kindOf(path: string): 'executable' | 'other' | 'none' {
+  try {
+    if (!statSync(path).isFile()) return 'other';
+  } catch {
+    return 'none';
+  }
   try {
     accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
+    return 'executable';
   } catch {
-    return false;
+    return 'other';
   }
 }
