@@ -12,9 +12,16 @@
 //   direct: spawn→start  = stamp.start − (time spawn() was called)
 //           exit→seen    = (the parent's 'exit' event) − stamp.exit
 // Daemon-added = p50(daemon) − p50(direct). Daemon jobs and direct runs alternate.
+//
+// Containment. Where cgroup v2 is writable the daemon starts each engine through a shell that
+// moves itself into a fresh cgroup, then execs the engine; the kernel makes that move wait for an
+// RCU grace period (docs/engines.md). P3 runs once per containment, and the direct baseline is
+// held the same way (the same shell into a fresh cgroup), so daemon-added stays what the daemon
+// adds; the containment's own cost is printed beside it (held direct − plain direct).
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createCgroup, joinCgroupArgv, killCgroup, probeCgroups, removeCgroup } from '../daemon/process/cgroup.js';
 import type { BenchContext, Benchmark } from './lib/context.js';
 import { BenchDaemon } from './lib/daemon.js';
 import { EventHub } from './lib/events.js';
@@ -45,10 +52,26 @@ interface DirectRun {
   exitToSeen: number;
 }
 
-async function runDirect(command: readonly string[], argv: readonly string[], cwd: string): Promise<DirectRun> {
-  const [file, ...prefix] = command as [string, ...string[]];
+/** How a direct run is held: plainly, or in a fresh cgroup under `dir` as the daemon's engines are. */
+type Holding = { kind: 'process_group' } | { kind: 'cgroup'; dir: string };
+
+async function runDirect(command: readonly string[], argv: readonly string[], cwd: string, holding: Holding, n: number): Promise<DirectRun> {
+  const cgroup = holding.kind === 'cgroup' ? join(holding.dir, `skilld-bench-direct-${process.pid}-${n}`) : null;
+  if (cgroup !== null) createCgroup(cgroup);
+  try {
+    return await spawnDirect(cgroup === null ? [...command, ...argv] : joinCgroupArgv(cgroup, [...command, ...argv]), cwd);
+  } finally {
+    if (cgroup !== null) {
+      killCgroup(cgroup);
+      for (let tries = 0; tries < 500 && !removeCgroup(cgroup); tries += 1) await new Promise((r) => setTimeout(r, 2));
+    }
+  }
+}
+
+async function spawnDirect(full: readonly string[], cwd: string): Promise<DirectRun> {
+  const [file, ...rest] = full as [string, ...string[]];
   const t0 = nowMs();
-  const child = spawn(file, [...prefix, ...argv], { cwd, env: benchEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(file, rest, { cwd, env: benchEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let firstLine = Number.NaN;
   child.stdout.on('data', (chunk: Buffer) => {
     if (Number.isNaN(firstLine) && chunk.includes(0x0a)) firstLine = nowMs();
@@ -63,94 +86,115 @@ async function runDirect(command: readonly string[], argv: readonly string[], cw
   return { spawnToStart: stamp.start - t0, spawnToFirstLine: firstLine - t0, spawnToExitSeen: exitSeen - t0, exitToSeen: exitSeen - stamp.exit };
 }
 
+interface Measured {
+  createToStart: number;
+  exitToVisible: number;
+  spawnToStart: number;
+  exitToSeen: number;
+}
+
 export const p3: Benchmark = {
   id: 'P3',
   title: 'daemon-added latency around an engine process vs spawning it directly',
   async run(ctx: BenchContext): Promise<void> {
-    const r = ctx.report;
-    const sizes = ctx.quick ? { warm: 1, samples: 5 } : { warm: 3, samples: 40 };
-    const dir = await ctx.tempDir('daemon');
-    const directDir = await ctx.tempDir('direct');
-    const command = [process.execPath, '--import', libModuleUrl('engine-stamp'), fakeEngine('codex')];
-    const daemon = await BenchDaemon.start({ dir, engines: { codex: { command } }, config: { max_concurrent: 4 } });
-    try {
-      const client = await daemon.client();
-      const hub = await EventHub.attach(await daemon.client());
-      const d = { createToStart: [] as number[], createToRunning: [] as number[], createToFirstOutput: [] as number[], exitToVisible: [] as number[], createAnswered: [] as number[] };
-      const x = { spawnToStart: [] as number[], spawnToFirstLine: [] as number[], exitToSeen: [] as number[] };
-      let argv: string[] | null = null;
-      for (let i = 0; i < sizes.warm + sizes.samples; i += 1) {
-        const record = i >= sizes.warm;
-        // Through the daemon.
-        const t0 = nowMs();
-        const job = await client.request<Job>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'ok' } });
-        const answered = nowMs();
-        const running = await hub.waitStatus(job.job_id, ['running']);
-        const done = await hub.waitStatus(job.job_id, ['succeeded']);
-        const workspace = join(daemon.stateDir, 'runs', job.job_id, 'workspace');
-        const stamp = await readStamp(workspace);
-        if (argv === null) {
-          const calls = await readFile(join(workspace, '.fake-engine', 'calls.ndjson'), 'utf8');
-          argv = (JSON.parse(calls.split('\n')[0] as string) as { argv: string[] }).argv;
-        }
-        if (record) {
-          d.createAnswered.push(answered - t0);
-          d.createToRunning.push(running.at - t0);
-          d.createToStart.push(stamp.start - t0);
-          d.createToFirstOutput.push((hub.firstOutputAt(job.job_id) ?? Number.NaN) - t0);
-          d.exitToVisible.push(done.at - stamp.exit);
-        }
-        // Directly, same command and argv, in a fresh folder like the daemon's fresh workspace.
-        const cwd = await ctx.tempDir(`direct/run-${i}`);
-        const run = await runDirect(command, argv, cwd);
-        if (record) {
-          x.spawnToStart.push(run.spawnToStart);
-          x.spawnToFirstLine.push(run.spawnToFirstLine);
-          x.exitToSeen.push(run.exitToSeen);
-        }
-      }
-      sweepProcesses(directDir);
-      const s = {
-        createToStart: summarize(d.createToStart),
-        exitToVisible: summarize(d.exitToVisible),
-        spawnToStart: summarize(x.spawnToStart),
-        exitToSeen: summarize(x.exitToSeen),
-        firstOut: summarize(d.createToFirstOutput),
-        firstLine: summarize(x.spawnToFirstLine),
-      };
-      r.info(`daemon: jobs/create answered ${fmtSummary(summarize(d.createAnswered))}`);
-      r.info(`daemon: create → status running received ${fmtSummary(summarize(d.createToRunning))}`);
-      r.info(`daemon: create → engine process started ${fmtSummary(s.createToStart)}`);
-      r.info(`direct: spawn → engine process started ${fmtSummary(s.spawnToStart)}`);
-      r.info(`daemon: create → first output event received ${fmtSummary(s.firstOut)}`);
-      r.info(`direct: spawn → first stdout line read ${fmtSummary(s.firstLine)}`);
-      r.info(`daemon: engine exit → succeeded received ${fmtSummary(s.exitToVisible)}`);
-      r.info(`direct: engine exit → parent's exit event ${fmtSummary(s.exitToSeen)}`);
-      r.info(`first output visible, daemon-added at p50: ${fmt(s.firstOut.p50 - s.firstLine.p50)} ms`);
-      r.check({
-        metric: 'create → engine start, daemon-added p50',
-        value: s.createToStart.p50 - s.spawnToStart.p50,
-        unit: 'ms',
-        baseline: s.spawnToStart.p50,
-        baselineLabel: 'direct spawn → start',
-        target: { kind: 'value<=', limit: 10 },
-        ratio: s.createToStart.p50 / s.spawnToStart.p50,
-        note: `daemon create → start p50 ${fmt(s.createToStart.p50)} ms; ratio = daemon total / direct`,
-      });
-      r.check({
-        metric: 'engine exit → succeeded visible, daemon-added p50',
-        value: s.exitToVisible.p50 - s.exitToSeen.p50,
-        unit: 'ms',
-        baseline: s.exitToSeen.p50,
-        baselineLabel: 'direct exit → seen',
-        target: { kind: 'value<=', limit: 10 },
-        ratio: s.exitToVisible.p50 / s.exitToSeen.p50,
-        note: `daemon exit → succeeded p50 ${fmt(s.exitToVisible.p50)} ms; ratio = daemon total / direct`,
-      });
-      if (daemon.errorLines.length > 0) r.info(`daemon logged errors:\n${daemon.errorLines.join('\n')}`);
-    } finally {
-      await daemon.stop();
-      sweepProcesses(directDir);
+    const probe = await probeCgroups();
+    const plain = await measure(ctx, { kind: 'process_group' });
+    if (!probe.usable) {
+      ctx.report.info(`cgroup containment not measured: ${probe.problem}`);
+      return;
     }
+    const held = await measure(ctx, { kind: 'cgroup', dir: probe.dir });
+    ctx.report.info(`cgroup containment's own cost, direct spawn → start p50: ${fmt(held.spawnToStart)} ms held, ${fmt(plain.spawnToStart)} ms plain (+${fmt(held.spawnToStart - plain.spawnToStart)} ms, the kernel's wait before a process moves into a cgroup)`);
   },
 };
+
+async function measure(ctx: BenchContext, holding: Holding): Promise<Measured> {
+  const r = ctx.report;
+  const label = holding.kind === 'cgroup' ? 'cgroup' : 'process group';
+  r.info(`-- containment: ${label}`);
+  const sizes = ctx.quick ? { warm: 1, samples: 5 } : { warm: 3, samples: 40 };
+  const dir = await ctx.tempDir(`daemon-${holding.kind}`);
+  const directDir = await ctx.tempDir(`direct-${holding.kind}`);
+  const command = [process.execPath, '--import', libModuleUrl('engine-stamp'), fakeEngine('codex')];
+  const daemon = await BenchDaemon.start({ dir, engines: { codex: { command } }, config: { max_concurrent: 4, process_containment: holding.kind } });
+  try {
+    const client = await daemon.client();
+    const hub = await EventHub.attach(await daemon.client());
+    const d = { createToStart: [] as number[], createToRunning: [] as number[], createToFirstOutput: [] as number[], exitToVisible: [] as number[], createAnswered: [] as number[] };
+    const x = { spawnToStart: [] as number[], spawnToFirstLine: [] as number[], exitToSeen: [] as number[] };
+    let argv: string[] | null = null;
+    for (let i = 0; i < sizes.warm + sizes.samples; i += 1) {
+      const record = i >= sizes.warm;
+      // Through the daemon.
+      const t0 = nowMs();
+      const job = await client.request<Job>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'ok' } });
+      const answered = nowMs();
+      const running = await hub.waitStatus(job.job_id, ['running']);
+      const done = await hub.waitStatus(job.job_id, ['succeeded']);
+      const workspace = join(daemon.stateDir, 'runs', job.job_id, 'workspace');
+      const stamp = await readStamp(workspace);
+      if (argv === null) {
+        const calls = await readFile(join(workspace, '.fake-engine', 'calls.ndjson'), 'utf8');
+        argv = (JSON.parse(calls.split('\n')[0] as string) as { argv: string[] }).argv;
+      }
+      if (record) {
+        d.createAnswered.push(answered - t0);
+        d.createToRunning.push(running.at - t0);
+        d.createToStart.push(stamp.start - t0);
+        d.createToFirstOutput.push((hub.firstOutputAt(job.job_id) ?? Number.NaN) - t0);
+        d.exitToVisible.push(done.at - stamp.exit);
+      }
+      // Directly, same command and argv, held the same way, in a fresh folder like the daemon's fresh workspace.
+      const cwd = await ctx.tempDir(`direct-${holding.kind}/run-${i}`);
+      const run = await runDirect(command, argv, cwd, holding, i);
+      if (record) {
+        x.spawnToStart.push(run.spawnToStart);
+        x.spawnToFirstLine.push(run.spawnToFirstLine);
+        x.exitToSeen.push(run.exitToSeen);
+      }
+    }
+    sweepProcesses(directDir);
+    const s = {
+      createToStart: summarize(d.createToStart),
+      exitToVisible: summarize(d.exitToVisible),
+      spawnToStart: summarize(x.spawnToStart),
+      exitToSeen: summarize(x.exitToSeen),
+      firstOut: summarize(d.createToFirstOutput),
+      firstLine: summarize(x.spawnToFirstLine),
+    };
+    r.info(`daemon: jobs/create answered ${fmtSummary(summarize(d.createAnswered))}`);
+    r.info(`daemon: create → status running received ${fmtSummary(summarize(d.createToRunning))}`);
+    r.info(`daemon: create → engine process started ${fmtSummary(s.createToStart)}`);
+    r.info(`direct: spawn → engine process started ${fmtSummary(s.spawnToStart)}`);
+    r.info(`daemon: create → first output event received ${fmtSummary(s.firstOut)}`);
+    r.info(`direct: spawn → first stdout line read ${fmtSummary(s.firstLine)}`);
+    r.info(`daemon: engine exit → succeeded received ${fmtSummary(s.exitToVisible)}`);
+    r.info(`direct: engine exit → parent's exit event ${fmtSummary(s.exitToSeen)}`);
+    r.info(`first output visible, daemon-added at p50: ${fmt(s.firstOut.p50 - s.firstLine.p50)} ms`);
+    r.check({
+      metric: `create → engine start, daemon-added p50 (${label})`,
+      value: s.createToStart.p50 - s.spawnToStart.p50,
+      unit: 'ms',
+      baseline: s.spawnToStart.p50,
+      baselineLabel: 'direct spawn → start',
+      target: { kind: 'value<=', limit: 10 },
+      ratio: s.createToStart.p50 / s.spawnToStart.p50,
+      note: `daemon create → start p50 ${fmt(s.createToStart.p50)} ms; ratio = daemon total / direct`,
+    });
+    r.check({
+      metric: `engine exit → succeeded visible, daemon-added p50 (${label})`,
+      value: s.exitToVisible.p50 - s.exitToSeen.p50,
+      unit: 'ms',
+      baseline: s.exitToSeen.p50,
+      baselineLabel: 'direct exit → seen',
+      target: { kind: 'value<=', limit: 10 },
+      ratio: s.exitToVisible.p50 / s.exitToSeen.p50,
+      note: `daemon exit → succeeded p50 ${fmt(s.exitToVisible.p50)} ms; ratio = daemon total / direct`,
+    });
+    if (daemon.errorLines.length > 0) r.info(`daemon logged errors:\n${daemon.errorLines.join('\n')}`);
+    return { createToStart: s.createToStart.p50, exitToVisible: s.exitToVisible.p50, spawnToStart: s.spawnToStart.p50, exitToSeen: s.exitToSeen.p50 };
+  } finally {
+    await daemon.stop();
+    sweepProcesses(directDir);
+  }
+}
