@@ -39,25 +39,41 @@ async function skill(id: string): Promise<SkillView | undefined> {
   return skills.find((s) => s.id === id);
 }
 
+/**
+ * The skill's view after the first skills/changed for it that leaves it as `expected` says. A
+ * save is not atomic: on a busy machine the daemon may read it half-written first (and report
+ * that), then reload it whole.
+ */
+function changedTo(id: string, expected: (view: SkillView | undefined) => boolean): Promise<SkillView | undefined> {
+  return new Promise((resolve) => {
+    const off = client.on('skills/changed', (params) => {
+      if (!(params as { ids: string[] }).ids.includes(id)) return;
+      void skill(id).then((view) => {
+        if (!expected(view)) return;
+        off();
+        resolve(view);
+      });
+    });
+  });
+}
+
 function manifest(version: string, extra = ''): string {
   return `{ "id": "greeter", "version": "${version}", "name": "Greeter", "execution_modes": ["auto"]${extra} }\n`;
 }
 
 // How fast a change is picked up is measured by the P6 benchmark, not asserted here.
 t.test('a new skill folder is listed, with a skills/changed notification', async (t) => {
-  const notified = changed(client, 'greeter');
+  const notified = changedTo('greeter', (view) => view?.version === '1.0.0');
   const dir = join(skillsDir, 'greeter');
   await cp(join(TEST_SKILLS, 'echo-auto'), dir, { recursive: true });
   await writeFile(join(dir, 'assets', 'runner.json'), manifest('1.0.0'));
-  await notified;
-  t.match(await skill('greeter'), { id: 'greeter', version: '1.0.0', status: 'ok' });
+  t.match(await notified, { id: 'greeter', version: '1.0.0', status: 'ok' });
 });
 
 t.test('a broken edit keeps the last valid version and reports the error', async (t) => {
-  const notified = changed(client, 'greeter');
+  const notified = changedTo('greeter', (view) => view?.status === 'invalid');
   await writeFile(join(skillsDir, 'greeter', 'assets', 'runner.json'), '{ "id": "greeter", "version": ');
-  await notified;
-  const view = await skill('greeter');
+  const view = await notified;
   t.match(view, { status: 'invalid', version: '1.0.0', error: { code: 'SKILL_MANIFEST_INVALID', path: /runner\.json$/ } });
   const job = await client.request<JobView>('jobs/create', { skill_id: 'greeter', engine: 'codex', input: { emit: { greeting: 'still here' } } });
   t.equal(job.skill_version, '1.0.0', 'jobs still run on the last valid version');
@@ -67,10 +83,9 @@ t.test('a broken edit keeps the last valid version and reports the error', async
 });
 
 t.test('fixing the file brings the new version back', async (t) => {
-  const notified = changed(client, 'greeter');
+  const notified = changedTo('greeter', (view) => view?.version === '1.1.0');
   await writeFile(join(skillsDir, 'greeter', 'assets', 'runner.json'), manifest('1.1.0'));
-  await notified;
-  t.match(await skill('greeter'), { version: '1.1.0', status: 'ok' });
+  t.match(await notified, { version: '1.1.0', status: 'ok' });
   t.notOk((await skill('greeter'))?.error);
 });
 
