@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { ENGINES } from '../engines/registry.js';
 import type { Logger } from '../logger.js';
 import type { ExitInfo, Spawner } from '../process/spawn.js';
-import { loadSkill, type SkillDefinition } from '../skills/manifest.js';
+import type { SkillDefinition } from '../skills/manifest.js';
 import type { SkillRegistry } from '../skills/registry.js';
 import type { SlotPool } from '../slots/pool.js';
 import { asStorageError, isStorageFault } from '../store/storage-fault.js';
@@ -16,12 +16,15 @@ import type { EventLog } from './events.js';
 import { decideTurn, type GateDecision, type Pending } from './gate.js';
 import { autoDecideResponse, isRepeatedReply, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
 import { boundError, type EngineName, type InteractiveProfile, type Job } from './job.js';
+import { JobBases } from './job-bases.js';
+import { JobTasks } from './job-tasks.js';
 import { KeyedLock } from './keyed-lock.js';
 import { Launcher } from './launcher.js';
 import { newJob } from './new-job.js';
 import { patchSkillMd, replyPrompt } from './prompt.js';
 import type { JobQueries } from './queries.js';
 import type { RunFolder } from './run-folder.js';
+import { SettleWaiters } from './settle-waiters.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
 import type { StickySession } from './sticky-session.js';
 import { checkFirstPrompt, checkReply, planTurn } from './turn-plan.js';
@@ -43,20 +46,6 @@ export interface SupervisorDeps {
   profileFor(name: EngineName): Promise<InteractiveProfile>;
 }
 
-/** What a job's turns are built from: its skill snapshot and its request (`request.json`). */
-interface TurnRequest {
-  input: Record<string, unknown>;
-  parameter: Record<string, unknown>;
-}
-interface JobBasis {
-  skill: SkillDefinition;
-  request: TurnRequest;
-}
-
-/** A job's work that failed because the storage did (a full disk) is tried again after this, doubling up to the max. */
-export const STORAGE_RETRY_MIN_MS = 500;
-export const STORAGE_RETRY_MAX_MS = 30_000;
-
 /** `jobs/reply` params after shape validation. */
 export interface ReplyParams {
   job_id: string;
@@ -77,12 +66,13 @@ export class Supervisor {
   readonly #lock = new KeyedLock();
   readonly #turns = new Map<string, TurnHandle>();
   readonly #sessions = new Map<string, StickySession>();
-  readonly #bases = new Map<string, JobBasis>();
+  readonly #bases: JobBases;
   readonly #histories: Histories;
-  readonly #settleWaiters = new Map<string, Array<() => void>>();
+  readonly #settleWaiters = new SettleWaiters();
   readonly #deadlines: Deadlines;
   readonly #queries: JobQueries;
   readonly #launcher: Launcher;
+  readonly #tasks: JobTasks;
   #creating = 0;
   #closing = false;
 
@@ -91,6 +81,8 @@ export class Supervisor {
     this.#queries = deps.queries;
     this.#launcher = new Launcher(deps);
     this.#histories = new Histories(deps.runsDir);
+    this.#bases = new JobBases((jobId) => this.runFolder(jobId));
+    this.#tasks = new JobTasks(this.#lock, deps.clock, deps.logger, () => this.#closing);
     this.#deadlines = new Deadlines(deps.clock, (jobId) => this.#onDeadline(jobId));
   }
 
@@ -144,7 +136,7 @@ export class Supervisor {
 
   /** Stops the job wherever it is; resolves once it is terminal. */
   async cancel(jobId: string): Promise<{ job_id: string; status: string; accepted: boolean }> {
-    const settled = this.#whenSettled(jobId);
+    const settled = this.#settleWaiters.next(jobId);
     const accepted = await this.#lock
       .run(jobId, async () => {
         const job = this.get(jobId);
@@ -217,24 +209,9 @@ export class Supervisor {
     this.#d.pool.request(jobId, () => this.#background(jobId, () => this.#beginTurn(jobId)));
   }
 
-  /**
-   * Work the daemon does by itself for a job (a turn's start or end, a deadline, a lost process),
-   * under the job's lock. When the storage fails (a full disk) the task is tried again, later
-   * and later, until it succeeds: the job waits where it is and nothing is decided twice. Any
-   * other error is a bug and fails the job.
-   */
-  #background(jobId: string, task: () => Promise<void>, onError: (error: unknown) => void = (error) => this.#internalError(jobId, error), retry = 0): void {
-    void this.#lock.run(jobId, task).catch((error: unknown) => {
-      if (!isStorageFault(error)) {
-        onError(error);
-        return;
-      }
-      // A job interrupted by a shutdown is settled at the next start.
-      if (this.#closing) return;
-      const delayMs = Math.min(STORAGE_RETRY_MIN_MS * 2 ** retry, STORAGE_RETRY_MAX_MS);
-      this.#d.logger.warn({ job_id: jobId, err: error, retry_in_ms: delayMs }, 'storage unavailable; the job waits and this is tried again');
-      this.#d.clock.setTimer(delayMs, () => this.#background(jobId, task, onError, retry + 1));
-    });
+  /** Work the daemon does by itself for a job, retried through storage faults (see JobTasks); a bug fails the job. */
+  #background(jobId: string, task: () => Promise<void>, onError: (error: unknown) => void = (error) => this.#internalError(jobId, error)): void {
+    this.#tasks.run(jobId, task, onError);
   }
 
   async #beginTurn(jobId: string): Promise<void> {
@@ -244,7 +221,7 @@ export class Supervisor {
       return;
     }
     const folder = this.runFolder(jobId);
-    const { skill, request } = await this.#basisOf(job);
+    const { skill, request } = await this.#bases.of(job);
     const adapter = ENGINES[job.engine];
     const history = job.execution_mode === 'interactive' ? await this.#histories.read(jobId) : [];
     const plan = planTurn({ job, skill, adapter, command: this.#d.config.engines[job.engine].command, folder, request, history });
@@ -283,7 +260,7 @@ export class Supervisor {
     await folder.startAttempt(attempt, prompt);
     const next = await this.#apply(job, 'continue', { attempt, pending_interaction_id: null, wait_deadline_at: null });
     const turn = this.#launcher.nextStickyTurn(job, attempt, session, prompt, folder);
-    this.#watchTurn(job.job_id, attempt, turn, (await this.#basisOf(job)).skill, false);
+    this.#watchTurn(job.job_id, attempt, turn, (await this.#bases.of(job)).skill, false);
     return next;
   }
 
@@ -444,37 +421,12 @@ export class Supervisor {
       this.#sessions.delete(job.job_id);
       if (session !== undefined) void session.finish(this.#d.config.kill_grace_ms);
       this.#d.events.emit(job.job_id, 'finished', { status: to, error: next.error });
-      this.#bases.delete(job.job_id);
+      this.#bases.forget(job.job_id);
       this.#histories.forget(job.job_id);
       void this.#d.events.close(job.job_id);
     }
-    if (isTerminal(to) || to === 'waiting_user') this.#notifySettled(job.job_id);
+    if (isTerminal(to) || to === 'waiting_user') this.#settleWaiters.settled(job.job_id);
     return next;
-  }
-
-  async #basisOf(job: Job): Promise<JobBasis> {
-    let basis = this.#bases.get(job.job_id);
-    if (basis === undefined) {
-      const folder = this.runFolder(job.job_id);
-      const [skill, request] = await Promise.all([loadSkill(folder.skillDir, job.skill_id), folder.readRequest<TurnRequest>()]);
-      basis = { skill, request };
-      this.#bases.set(job.job_id, basis);
-    }
-    return basis;
-  }
-
-  #whenSettled(jobId: string): Promise<void> {
-    return new Promise((resolve) => {
-      const list = this.#settleWaiters.get(jobId) ?? [];
-      list.push(resolve);
-      this.#settleWaiters.set(jobId, list);
-    });
-  }
-
-  #notifySettled(jobId: string): void {
-    const list = this.#settleWaiters.get(jobId) ?? [];
-    this.#settleWaiters.delete(jobId);
-    for (const resolve of list) resolve();
   }
 
   /** A bug must not strand a job: log it, and fail the job if it is still active. */
