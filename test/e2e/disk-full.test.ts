@@ -4,21 +4,12 @@ import t from 'tap';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RpcCallError, type RpcClient } from '../../rpc/client.js';
-import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import type { RpcClient } from '../../rpc/client.js';
+import { TestDaemon, rpcError, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { mountSmallDisk } from '../helpers/tmpfs.js';
 
 const disk = await mountSmallDisk('2m');
 const skip = typeof disk === 'string' ? disk : false;
-
-async function refusal(promise: Promise<unknown>): Promise<RpcCallError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof RpcCallError)) throw new Error(`expected an error answer, got ${String(error)}`);
-  return error;
-}
 
 t.test('disk full crashes the daemon: ENOSPC fails only the request that writes, with STORAGE_UNAVAILABLE, and everything recovers', { skip }, async (t) => {
   if (typeof disk === 'string') return;
@@ -49,7 +40,7 @@ t.test('disk full crashes the daemon: ENOSPC fails only the request that writes,
 
   await t.test('a create that fails halfway leaves a ghost: a refused create adds no job, no folder, and takes no place in max_queue', async (t) => {
     const counts = (await client.request<{ jobs: Record<string, number> }>('daemon/status')).jobs;
-    const refused = await refusal(client.request('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: {} }));
+    const refused = await rpcError(client.request('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: {} }));
     t.equal(refused.dataCode, 'STORAGE_UNAVAILABLE');
     t.equal(refused.rpcCode, 3004);
     t.match(refused.message, /ENOSPC/);
@@ -60,7 +51,7 @@ t.test('disk full crashes the daemon: ENOSPC fails only the request that writes,
   // A reply larger than a page cannot slip into the free end of a page the history file already has.
   const big = 'x'.repeat(16 * 1024);
   await t.test('a reply that cannot be stored is refused with STORAGE_UNAVAILABLE and moves nothing', async (t) => {
-    const replyRefused = await refusal(client.request('jobs/reply', { job_id: waiting.job_id, interaction_id: 1, response: big }));
+    const replyRefused = await rpcError(client.request('jobs/reply', { job_id: waiting.job_id, interaction_id: 1, response: big }));
     t.equal(replyRefused.dataCode, 'STORAGE_UNAVAILABLE');
     t.match(await client.request('jobs/get', { job_id: waiting.job_id }), { status: 'waiting_user', pending_interaction_id: 1 });
     t.match(await client.request('jobs/history', { job_id: waiting.job_id }), { interactions: [{ interaction_id: 1, response: null, replied_at: null }] }, 'nothing stored');

@@ -8,8 +8,8 @@ import t from 'tap';
 import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RpcCallError, type RpcClient } from '../../rpc/client.js';
-import { ENGINE_NAMES, FIXTURES, TestDaemon, waitForStatus, type JobView, type TestEngine } from '../helpers/daemon.js';
+import type { RpcClient } from '../../rpc/client.js';
+import { ENGINE_NAMES, FIXTURES, TestDaemon, rpcError, waitForStatus, type JobView, type TestEngine } from '../helpers/daemon.js';
 
 const daemon = await TestDaemon.start({ config: { max_concurrent: 4 } });
 t.teardown(() => daemon.cleanup());
@@ -21,16 +21,6 @@ const BIG_REPLY = `--${'0123456789'.repeat(99_990)} ✓ é end`;
 const BIG_GREETING = `--${'g'.repeat(500_000)}`;
 /** Linux's MAX_ARG_STRLEN: no argv element may be this long. */
 const MAX_ARG_STRLEN = 128 * 1024;
-
-async function rpcError(promise: Promise<unknown>): Promise<RpcCallError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof RpcCallError) return error;
-    throw error;
-  }
-  throw new Error('the request succeeded; an error was expected');
-}
 
 function create(c: RpcClient, engine: TestEngine, extra: Record<string, unknown>): Promise<JobView> {
   return c.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, ...extra });

@@ -3,11 +3,10 @@
 // idempotency, and the input_required event (SPEC §4, §6, §8: PR-1, PR-3..PR-10, PR-14, TP-9,
 // TP-11, TP-13, TP-14, D-5, API-3, API-4, API-9, API-10, LC-7).
 import t from 'tap';
-import { RpcCallError } from '../../rpc/client.js';
 import { readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENGINE_NAMES, TestDaemon, alive, waitForStatus, type JobView, type TestEngine } from '../helpers/daemon.js';
+import { ENGINE_NAMES, TestDaemon, alive, rpcError, waitForStatus, type JobView, type TestEngine } from '../helpers/daemon.js';
 import type { InteractionView } from '../../clients/wire.js';
 import { EventTrail } from '../helpers/event-trail.js';
 
@@ -27,16 +26,6 @@ async function createInteractive(engine: TestEngine, input: Record<string, unkno
 }
 async function untilWaiting(jobId: string): Promise<Job> {
   return (await waitForStatus(client, jobId, ['waiting_user', 'succeeded', 'failed', 'canceled'])) as Job;
-}
-/** The RPC error a request fails with (the test fails if it succeeds). */
-async function rpcError(promise: Promise<unknown>): Promise<RpcCallError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof RpcCallError) return error;
-    throw error;
-  }
-  throw new Error('the request succeeded; an error was expected');
 }
 function reply(jobId: string, interactionId: number, response: unknown, idempotencyKey?: string): Promise<{ job_id: string; status: string; accepted: boolean }> {
   return client.request('jobs/reply', { job_id: jobId, interaction_id: interactionId, response, ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }) });

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
-import { RpcClient } from '../../rpc/client.js';
+import { RpcCallError, RpcClient } from '../../rpc/client.js';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const DAEMON_BIN = join(ROOT, 'dist', 'daemon', 'bin.js');
@@ -198,4 +198,15 @@ export async function waitUntilGone(pid: number, timeoutMs = 10_000): Promise<vo
     if (Date.now() > deadline) throw new Error(`timed out waiting for process ${pid} to end`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** The RPC error a request fails with (the test fails if it succeeds, or fails another way). */
+export async function rpcError(promise: Promise<unknown>): Promise<RpcCallError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof RpcCallError) return error;
+    throw error;
+  }
+  throw new Error('the request succeeded; an error was expected');
 }
