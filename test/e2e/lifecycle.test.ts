@@ -1,6 +1,6 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,6 +80,24 @@ t.test('a corrupt state file is reported and kept aside, never silently replaced
   t.ok(aside, 'the damaged file is kept aside');
   t.equal(await readFile(join(daemon.stateDir, aside as string), 'utf8'), original.slice(0, Math.floor(original.length / 2)), 'byte for byte');
   t.ok(again.logLines.some((line) => line.includes('STATE_FILE_CORRUPT')), 'and logged');
+});
+
+t.test('a state.json whose job entry is null, or whose job has status "bogus": the daemon starts, reports them, keeps them aside and invents nothing', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'skilld-damaged-'));
+  await mkdir(join(dir, 'state'), { recursive: true });
+  const bogus = { job_id: 'job-bogus', skill_id: 'echo-auto', status: 'bogus' };
+  await writeFile(join(dir, 'state', 'state.json'), JSON.stringify({ schema_version: 1, jobs: { 'job-null': null, 'job-bogus': bogus } }));
+  const daemon = await TestDaemon.start({ dir });
+  t.teardown(() => daemon.cleanup());
+  const client = await daemon.client();
+  const status = await client.request<{ notices: Array<{ code: string; path: string; message: string }>; jobs: Record<string, number> }>('daemon/status');
+  t.same(status.notices.map((n) => n.code), ['STATE_RECORD_DAMAGED']);
+  t.match(status.notices[0]?.message, /^2 stored record\(s\) could not be loaded/);
+  t.same(Object.values(status.jobs).reduce((a, b) => a + b, 0), 0, 'no job was made up from them');
+  const kept = (await readFile(status.notices[0]?.path ?? '', 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { key: string; record: unknown });
+  t.same(kept.map((k) => [k.key, k.record]), [['job-null', null], ['job-bogus', bogus]], 'both kept aside as they were');
+  const job = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: {} });
+  t.equal((await waitForStatus(client, job.job_id)).status, 'succeeded', 'and the daemon works');
 });
 
 t.test('a bad config file stops start-up with a message naming the key', async (t) => {
