@@ -5,6 +5,8 @@ import { Limiter } from './limiter.js';
 
 /** A buffered-but-unsent backlog above this closes the connection: a slow reader must not grow memory. */
 export const MAX_CONNECTION_BACKLOG_BYTES = 16 * 1024 * 1024;
+/** What is still read (and dropped) from a refused connection before it is cut, so that a client busy writing gets its error line. */
+export const REFUSED_READ_BYTES = 64 * 1024;
 /** Requests of one connection (batch items counted one by one) that run at once; reading pauses beyond. */
 export const MAX_REQUESTS_IN_FLIGHT = 16;
 
@@ -131,15 +133,16 @@ export class Connection {
 
 /**
  * Answers a connection with one error line and ends it. What the client goes on sending is read
- * and dropped, up to one request line's worth, so that a client still writing gets the answer
- * (its write does not fail first); past that the socket is destroyed.
+ * and dropped, up to `REFUSED_READ_BYTES`, so that a client still writing a request gets the
+ * answer (its write does not fail first); past that the socket is destroyed, and a client that
+ * was writing more may see its write fail before it reads the answer.
  */
 export function refuseSocket(socket: Socket, code: ErrorCode, message: string): void {
   let dropped = 0;
   socket.on('error', () => undefined);
   socket.on('data', (chunk: Buffer) => {
     dropped += chunk.length;
-    if (dropped > MAX_RPC_LINE_BYTES) socket.destroy();
+    if (dropped > REFUSED_READ_BYTES) socket.destroy();
   });
   socket.resume();
   socket.end(encodeLine({ jsonrpc: '2.0', id: null, error: rpcError(code, message) }));

@@ -99,8 +99,10 @@ t.test('300 connections each holding ~1 MB of an unfinished line: connections an
     socket.write(chunk);
   }
   await closed;
-  const codes = refusals.map((text) => (JSON.parse(text.split('\n')[0] ?? 'null') as { error?: { data: { code: string } } } | null)?.error?.data.code);
-  t.ok(codes.every((code) => code === 'SERVER_BUSY'), 'each refused connection was told SERVER_BUSY');
+  // A client still writing its megabyte may have its write fail (the daemon stops reading after
+  // 64 KiB) before it reads the answer: it sees the connection end. None sees anything else.
+  const codes = refusals.map((text) => (text === '' ? 'cut' : (JSON.parse(text.split('\n')[0] ?? 'null') as { error?: { data: { code: string } } } | null)?.error?.data.code));
+  t.ok(codes.every((code) => code === 'SERVER_BUSY' || code === 'cut'), 'each refused connection was told SERVER_BUSY, or cut');
   const status = await (await daemon.client()).request<{ internal_errors: { count: number } }>('daemon/status');
   t.equal(status.internal_errors.count, 0, 'nothing escaped into the last line of defence');
   for (const socket of sockets) socket.destroy();
