@@ -1,4 +1,5 @@
 import type { EngineName } from '../jobs/job.js';
+import type { LiveProtocol } from './live-session.js';
 import type { PromptRules } from './prompt-route.js';
 
 /** What one turn's output said, engine-neutral. */
@@ -35,6 +36,8 @@ export interface EngineAdapter {
   readonly env: Readonly<Record<string, string>>;
   /** Text that `<command> --help` must contain for the resume probe, and the dynamic probe's argv. */
   readonly probe: { helpHint: string; resumeCheckArgs: string[] };
+  /** The engine's long-lived protocol, which sticky jobs run over (see live-session.ts). */
+  readonly live?: LiveProtocol;
 }
 
 /** `--model=<name>`: the `=` form, so that no model name can be read as an option of its own. */
