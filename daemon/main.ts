@@ -60,7 +60,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const supervisor = new Supervisor({
     store, events, pool, clock, logger, skills, config, runsDir, queries,
     spawner: createSpawner(clock, containment),
-    engineEnv: (name) => engines.envFor(name),
+    engineEnv: (name, live) => engines.envFor(name, live),
     profileFor: (name) => probe.profileFor(name),
   });
   const subscriptions = new Subscriptions(events);

@@ -47,6 +47,7 @@ export const ERROR_CODES = {
   CANCELED_BY_USER: { rpc: 4009, kind: 'job', retryable: false, meaning: 'jobs/cancel stopped the job.' },
   DAEMON_RESTART_INTERRUPTED: { rpc: 4010, kind: 'job', retryable: true, meaning: 'The daemon stopped while the turn was running.' },
   ENGINE_TURN_INTERRUPTED: { rpc: 4012, kind: 'job', retryable: true, meaning: 'The engine exited without finishing its turn (no turn-end signal), e.g. killed by another process.' },
+  ENGINE_TURN_FAILED: { rpc: 4013, kind: 'job', retryable: true, meaning: 'A live engine process ended its turn as failed (a model error, a refused request) and lives on.' },
   JOB_INTERNAL_ERROR: { rpc: 4011, kind: 'job', retryable: true, meaning: 'The daemon hit an unexpected error running the job; it is logged.' },
   INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER: { rpc: 5001, kind: 'warning', retryable: false, meaning: 'An interactive job finished on valid output without the done marker.' },
   ASK_USER_MALFORMED: { rpc: 5002, kind: 'warning', retryable: false, meaning: 'An <ASK_USER_YAML> hint could not be read; the daemon built the pending itself.' },

@@ -1,3 +1,4 @@
+import { codexAppServer } from './codex/app-server.js';
 import { parseObject } from './json-text.js';
 import { modelArgs, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
@@ -16,6 +17,7 @@ export const codex: EngineAdapter = {
   newParser: () => new CodexParser(),
   env: {},
   probe: { helpHint: 'resume', resumeCheckArgs: ['exec', 'resume', '--help'] },
+  live: codexAppServer,
 };
 
 class CodexParser implements TurnParser {

@@ -25,8 +25,9 @@ export class EngineCatalog {
   }
 
   /** The environment an engine process gets: the daemon's, the adapter's needs, then the configured env. */
-  envFor(name: EngineName): Record<string, string> {
-    return { ...this.#baseEnv, ...ENGINES[name].env, ...this.#configs[name].env };
+  /** The engine's environment: the daemon's, then what the engine (and its live protocol, for `live`) needs, then the configured one. */
+  envFor(name: EngineName, live = false): Record<string, string> {
+    return { ...this.#baseEnv, ...ENGINES[name].env, ...(live ? ENGINES[name].live?.env : {}), ...this.#configs[name].env };
   }
 
   async list(profileOf: (name: EngineName) => Promise<InteractiveProfile>): Promise<EngineInfo[]> {

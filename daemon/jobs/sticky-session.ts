@@ -1,39 +1,57 @@
 import type { Clock, Timer } from '../clock.js';
-import type { TurnParser } from '../engines/engine.js';
+import type { ParsedTurn } from '../engines/engine.js';
+import { LiveSessionClosed, type LiveEvent, type LiveProtocol, type LiveSession, type LiveStart, type LiveTurnResult } from '../engines/live-session.js';
 import type { EngineProcess, ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
+import type { ProcessOutcome } from './gate.js';
 import { checkTurnEnd, classify, keepTail, type LaunchSpec, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
 
 export interface StickySpec extends LaunchSpec {
+  protocol: LiveProtocol;
+  start: LiveStart;
+  /** How long an interrupted turn may take to end by the protocol before the process tree is stopped. */
+  graceMs: number;
+  /** The engine reported its session id (stored as the job's handle at once). */
+  onSession(sessionId: string): void;
   /** The process went away while no turn was running (the job was waiting). */
   onLost(exit: ExitInfo): void;
 }
 
 interface ActiveTurn {
-  parser: TurnParser;
   hardTimeoutMs: number;
   stopReason: StopReason | null;
-  sawOutput: boolean;
   stderrTail: string[];
   timer: Timer;
-  resolve(report: TurnReport): void;
+  /** The stop sequence, armed when an interrupt is asked for. */
+  graceTimer: Timer | null;
 }
 
+const ALIVE: ExitInfo = { code: null, signal: null, spawnError: null };
+
 /**
- * One live engine process that serves several turns (the sticky_process profile): stdin stays
- * open, a turn ends at the engine's turn-end signal, and a reply is written to stdin as one line.
+ * One live engine process that serves every turn of a sticky job over the engine's own protocol
+ * (`LiveProtocol`): the first turn opens the session, each reply is the next prompt, and a turn
+ * ends at the protocol's end of turn, never at an exit. Cancel and timeouts ask the engine to
+ * interrupt first and stop the process tree when it does not within `graceMs`.
  */
 export class StickySession {
   readonly #clock: Clock;
   readonly #spec: StickySpec;
   readonly #proc: EngineProcess;
+  readonly #session: LiveSession;
+  /** The opening, once started: its session id (or null when the engine names none there). */
+  #opened: Promise<string | null> | null = null;
+  #sessionId: string | null = null;
   #turn: ActiveTurn | null = null;
   #exit: ExitInfo | null = null;
+  /** Set once the process can take no more messages (it exited, or its stdin closed). */
+  #gone = false;
   #closing = false;
   #stopping: Promise<unknown> = Promise.resolve();
 
   constructor(spawner: Spawner, clock: Clock, spec: StickySpec) {
     this.#clock = clock;
     this.#spec = spec;
+    this.#session = spec.protocol.connect({ send: (line) => this.#send(line) }, spec.start);
     this.#proc = spawner.spawn({
       argv: spec.argv,
       cwd: spec.cwd,
@@ -60,16 +78,17 @@ export class StickySession {
     return this.#exit === null;
   }
 
-  /** Starts reading the next turn; `input` (a reply) is written to stdin first. */
-  turn(parser: TurnParser, hardTimeoutMs: number, input: string | null, logs: Record<OutputStream, string> | null): TurnHandle {
+  /** Runs one turn on `prompt` (the first opens the session); `logs` moves the raw output to a new attempt's files. */
+  turn(prompt: string, hardTimeoutMs: number, logs: Record<OutputStream, string> | null): TurnHandle {
     if (logs !== null) this.#proc.redirectLogs(logs);
-    const done = new Promise<TurnReport>((resolve) => {
-      const timer = this.#clock.setTimer(hardTimeoutMs, () => this.#stopTurn('timeout'));
-      this.#turn = { parser, hardTimeoutMs, stopReason: null, sawOutput: false, stderrTail: [], timer, resolve };
+    const turn: ActiveTurn = { hardTimeoutMs, stopReason: null, stderrTail: [], timer: this.#clock.setTimer(hardTimeoutMs, () => this.#stopTurn(turn, 'timeout')), graceTimer: null };
+    this.#turn = turn;
+    const done = this.#run(turn, prompt).finally(() => {
+      turn.timer.cancel();
+      turn.graceTimer?.cancel();
+      if (this.#turn === turn) this.#turn = null;
     });
-    if (this.#exit !== null) this.#endTurn(this.#exit);
-    else if (input !== null && !this.#proc.write(input)) this.#endTurn({ code: null, signal: null, spawnError: null });
-    return { pid: this.#proc.pid, stop: (reason) => this.#stopTurn(reason), done };
+    return { pid: this.#proc.pid, stop: (reason) => this.#stopTurn(turn, reason), done };
   }
 
   /** Ends the process: stdin closed, then the stop sequence if it lingers. Resolves once it is gone. */
@@ -82,47 +101,90 @@ export class StickySession {
     timer.cancel();
   }
 
-  /** Stops the process group now (cancel, wait timeout). */
+  /** Stops the process tree now (cancel of a waiting job, a strict wait's deadline, shutdown). */
   async stop(): Promise<void> {
     this.#closing = true;
     await this.#proc.stop();
   }
 
-  #line(stream: OutputStream, text: string): void {
-    this.#spec.onOutput(stream, text);
-    const turn = this.#turn;
-    if (turn === null) return;
-    if (stream === 'stdout' && text.trim() !== '') turn.sawOutput = true;
-    if (stream === 'stderr') keepTail(turn.stderrTail, text);
-    turn.parser.line(stream, text);
-    if (turn.parser.turnEnded) this.#endTurn(null);
+  async #run(turn: ActiveTurn, prompt: string): Promise<TurnReport> {
+    try {
+      this.#opened ??= this.#session.open().then((id) => this.#sessionFound(id));
+      await this.#opened;
+      const result = turn.stopReason === null ? await this.#session.prompt(prompt, (event) => this.#event(event)) : null;
+      // A stopped turn ends the job: it ends once the process tree is gone, as a one-shot turn does.
+      if (turn.stopReason !== null) await this.finish(this.#spec.graceMs);
+      return this.#report(turn, result === null ? { kind: 'ok' } : outcomeOf(result), result?.messages ?? []);
+    } catch (error) {
+      if (!this.#gone) return this.#report(turn, { kind: 'failed', code: 'ENGINE_TURN_FAILED', message: `the engine refused the turn: ${(error as Error).message}` }, []);
+      // The process went away: the turn ends once the whole tree is gone, and the exit says how.
+      const exit = await this.#proc.exited;
+      await this.#stopping;
+      const seen = { sawOutput: true, stderrTail: turn.stderrTail };
+      const outcome = checkTurnEnd(classify(exit, turn.stopReason, { argv: this.#spec.argv, hardTimeoutMs: turn.hardTimeoutMs, resuming: false }, seen), false, false);
+      return { outcome, parsed: this.#parsed([]), exit, pid: this.#proc.pid };
+    }
   }
 
-  #stopTurn(reason: StopReason): void {
-    const turn = this.#turn;
-    if (turn === null || turn.stopReason !== null) return;
+  /** A turn that ended by the protocol; a stop asked for wins over what the engine said. */
+  #report(turn: ActiveTurn, outcome: ProcessOutcome, messages: string[]): TurnReport {
+    const stopped = turn.stopReason === null ? outcome : classify(ALIVE, turn.stopReason, { argv: this.#spec.argv, hardTimeoutMs: turn.hardTimeoutMs, resuming: false }, { sawOutput: true, stderrTail: [] });
+    return { outcome: stopped, parsed: this.#parsed(messages), exit: this.#exit ?? ALIVE, pid: this.#proc.pid };
+  }
+
+  #parsed(messages: string[]): ParsedTurn {
+    return { sessionId: this.#sessionId, messages, engineError: null };
+  }
+
+  #sessionFound(sessionId: string | null): string | null {
+    if (sessionId !== null && sessionId !== this.#sessionId) {
+      this.#sessionId = sessionId;
+      this.#spec.onSession(sessionId);
+    }
+    return sessionId;
+  }
+
+  #event(event: LiveEvent): void {
+    if (event.type === 'session') this.#sessionFound(event.sessionId);
+    // Nothing asks a person yet: a request the protocol let through is refused.
+    else if (event.type === 'approval') this.#session.answer(event.request.id, 'deny');
+  }
+
+  #send(line: string): void {
+    if (this.#gone) return;
+    if (this.#proc.write(`${line}\n`)) return;
+    this.#gone = true;
+    this.#session.dispose(new LiveSessionClosed('the engine process no longer reads its input'));
+  }
+
+  #line(stream: OutputStream, text: string): void {
+    this.#spec.onOutput(stream, text);
+    if (stream === 'stdout') this.#session.receive(text);
+    else if (this.#turn !== null) keepTail(this.#turn.stderrTail, text);
+  }
+
+  /** Asks the engine to interrupt the turn; the process tree is stopped if the turn has not ended within the grace period. */
+  #stopTurn(turn: ActiveTurn, reason: StopReason): void {
+    if (this.#turn !== turn || turn.stopReason !== null) return;
     turn.stopReason = reason;
-    this.#stopping = this.#proc.stop();
+    this.#session.interrupt();
+    turn.graceTimer = this.#clock.setTimer(this.#spec.graceMs, () => {
+      if (this.#turn === turn) this.#stopping = this.#proc.stop();
+    });
   }
 
   #exited(exit: ExitInfo): void {
     this.#exit = exit;
-    // A stopped turn ends once the whole process tree is gone, not only its leader.
-    if (this.#turn !== null) void this.#stopping.then(() => this.#endTurn(exit));
-    else if (!this.#closing) this.#spec.onLost(exit);
+    this.#gone = true;
+    const how = exit.spawnError !== null ? `could not start: ${exit.spawnError}` : exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.code)}`;
+    this.#session.dispose(new LiveSessionClosed(`the engine process ${how}`));
+    if (this.#turn === null && !this.#closing) this.#spec.onLost(exit);
   }
+}
 
-  /** Ends the running turn: at its turn-end signal (exit null: the process lives on) or at the exit. */
-  #endTurn(exit: ExitInfo | null): void {
-    const turn = this.#turn;
-    if (turn === null) return;
-    this.#turn = null;
-    turn.timer.cancel();
-    const seen = { sawOutput: turn.sawOutput, stderrTail: turn.stderrTail };
-    const outcome =
-      exit === null && turn.stopReason === null
-        ? { kind: 'ok' as const }
-        : checkTurnEnd(classify(exit ?? { code: null, signal: null, spawnError: null }, turn.stopReason, { argv: this.#spec.argv, hardTimeoutMs: turn.hardTimeoutMs, resuming: false }, seen), turn.parser.turnEnded, false);
-    turn.resolve({ outcome, parsed: turn.parser.result(), exit: exit ?? { code: null, signal: null, spawnError: null }, pid: this.#proc.pid });
-  }
+/** What the protocol's end of turn means for the job, before any stop asked for. */
+function outcomeOf(result: LiveTurnResult): ProcessOutcome {
+  if (result.outcome === 'completed') return { kind: 'ok' };
+  if (result.outcome === 'interrupted') return { kind: 'failed', code: 'ENGINE_TURN_INTERRUPTED', message: 'the engine ended its turn as interrupted, though nothing asked it to' };
+  return { kind: 'failed', code: 'ENGINE_TURN_FAILED', message: `the engine reported that its turn failed: ${result.error ?? 'no reason given'}` };
 }

@@ -19,14 +19,13 @@ import { boundError, type EngineName, type InteractiveProfile, type Job } from '
 import { JobBases } from './job-bases.js';
 import { JobTasks } from './job-tasks.js';
 import { KeyedLock } from './keyed-lock.js';
-import { Launcher } from './launcher.js';
+import { Launcher, type Sticky } from './launcher.js';
 import { newJob } from './new-job.js';
 import { patchSkillMd, replyPrompt } from './prompt.js';
 import type { JobQueries } from './queries.js';
 import type { RunFolder } from './run-folder.js';
 import { SettleWaiters } from './settle-waiters.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
-import type { StickySession } from './sticky-session.js';
 import { checkFirstPrompt, checkReply, planTurn } from './turn-plan.js';
 import type { TurnHandle, TurnReport } from './turn.js';
 
@@ -42,7 +41,7 @@ export interface SupervisorDeps {
   runsDir: string;
   /** Read-only views of jobs, shared with the API. */
   queries: JobQueries;
-  engineEnv(name: EngineName): Record<string, string>;
+  engineEnv(name: EngineName, live?: boolean): Record<string, string>;
   profileFor(name: EngineName): Promise<InteractiveProfile>;
 }
 
@@ -65,7 +64,7 @@ export class Supervisor {
   readonly #d: SupervisorDeps;
   readonly #lock = new KeyedLock();
   readonly #turns = new Map<string, TurnHandle>();
-  readonly #sessions = new Map<string, StickySession>();
+  readonly #sessions = new Map<string, Sticky>();
   readonly #bases: JobBases;
   readonly #histories: Histories;
   readonly #settleWaiters = new SettleWaiters();
@@ -236,7 +235,7 @@ export class Supervisor {
     // A shutdown that began during the awaits above must not be followed by a new process: the
     // job stays running and is settled as interrupted at the next start.
     if (this.#closing) return;
-    const { turn, session, recorded } = this.#launcher.launch(job, attempt, plan, folder, (exit) => this.#onStickyLost(jobId, exit));
+    const { turn, session, recorded } = this.#launcher.launch(job, attempt, plan, folder, { onLost: (exit) => this.#onStickyLost(jobId, exit), onSession: (id) => this.#onSession(jobId, id) });
     if (session !== null) this.#sessions.set(jobId, session);
     // Registered before the first await, so that a shutdown in between still finds the turn.
     this.#watchTurn(jobId, attempt, turn, skill, plan.resuming);
@@ -253,7 +252,7 @@ export class Supervisor {
   }
 
   /** A sticky job's reply: written to the live process, which runs the next turn (PR-12). */
-  async #continueSticky(job: Job, session: StickySession, response: unknown): Promise<Job> {
+  async #continueSticky(job: Job, session: Sticky, response: unknown): Promise<Job> {
     const attempt = job.attempt + 1;
     const folder = this.runFolder(job.job_id);
     const prompt = replyPrompt(response);
@@ -262,6 +261,15 @@ export class Supervisor {
     const turn = this.#launcher.nextStickyTurn(job, attempt, session, prompt, folder);
     this.#watchTurn(job.job_id, attempt, turn, (await this.#bases.of(job)).skill, false);
     return next;
+  }
+
+  /** A live engine named its session: stored at once, so that it is known even if the turn never ends. Not a move: the status stays. */
+  #onSession(jobId: string, sessionId: string): void {
+    this.#background(jobId, async () => {
+      const job = this.#d.store.getJob(jobId);
+      if (job === undefined || isTerminal(job.status) || job.session_handle?.handle_value === sessionId) return;
+      await this.#d.store.putJob({ ...job, session_handle: { engine: job.engine, handle_type: 'session_id', handle_value: sessionId } });
+    });
   }
 
   #onStickyLost(jobId: string, exit: ExitInfo): void {

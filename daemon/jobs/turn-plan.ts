@@ -85,8 +85,11 @@ export function checkReply(job: Job, response: unknown): void {
 }
 
 function routeFor(adapter: EngineAdapter, job: Job, prompt: string): PromptRoute {
-  // A sticky process's stdin stays open for the replies: its first prompt must be an argument.
-  return routePrompt(adapter, prompt, job.interactive_profile?.kind !== 'sticky_process');
+  const sticky = job.interactive_profile?.kind === 'sticky_process';
+  // A live session's prompts are messages of its protocol, of any size (the launcher sends them).
+  if (sticky && adapter.live !== undefined) return { via: 'stdin' };
+  // Stdin lines: the process's stdin stays open for the replies, so its first prompt must be an argument.
+  return routePrompt(adapter, prompt, !sticky);
 }
 
 function refusal(message: string, path: string, reason: string): SkilldError {

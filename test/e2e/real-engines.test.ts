@@ -1,13 +1,14 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, readdir, readlink, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codex } from '../../daemon/engines/codex.js';
 import { makeCodexHome, makeGeminiHome, realEngineBins, type EngineHome } from '../fixtures/engine-homes.js';
-import { startModelServer, type ModelRequest, type ModelReply } from '../fixtures/model-server.js';
-import { FIXTURES, ROOT, TestDaemon, alive, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { startModelServer, type ModelRequest } from '../fixtures/model-server.js';
+import { model, processesIn } from '../helpers/real-engine-runs.js';
+import { FIXTURES, ROOT, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 
 /**
  * The real Codex and Gemini CLIs (dev dependencies, exact versions) driven through the daemon,
@@ -22,38 +23,6 @@ t.setTimeout(360_000);
 const BIG_REPLY = `--${'0123456789'.repeat(99_990)} ✓ end`;
 /** An input value of about 500 KB. */
 const BIG_INPUT = `--${'i'.repeat(500_000)}`;
-
-/** The scripted model: the scenario comes from the first-turn prompt's `- scenario:` line. */
-function model(request: ModelRequest): ModelReply {
-  const first = request.userTexts.find((text) => text.startsWith('Run the skill')) ?? '';
-  const scenario = /- scenario: "([a-z_]+)"/.exec(first)?.[1] ?? 'ok';
-  const resumed = request.prompt !== null && !request.prompt.startsWith('Run the skill');
-  const done = (extra: Record<string, unknown> = {}): ModelReply => ({ text: `Here you are.\n\`\`\`json\n${JSON.stringify({ greeting: 'from a real CLI', ...extra, __SKILL_DONE__: true })}\n\`\`\`` });
-  if (resumed) return done({ reply: request.prompt });
-  switch (scenario) {
-    case 'ask':
-      return { text: 'Which city should I use?' };
-    case 'tool':
-      return request.afterToolResult ? done() : { toolCall: { command: 'mkdir -p artifacts && echo written by the engine > artifacts/out.txt' } };
-    case 'sleep_tool':
-      return request.afterToolResult ? { hang: true } : { toolCall: { command: 'sleep 1000' } };
-    case 'hang':
-      return { hang: true };
-    default:
-      return done();
-  }
-}
-
-/** Processes whose working folder is inside `dir` (an engine and anything it started there). */
-async function processesIn(dir: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const name of await readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const cwd = await readlink(`/proc/${name}/cwd`).catch(() => '');
-    if (cwd.startsWith(dir) && alive(Number(name))) found.push(Number(name));
-  }
-  return found;
-}
 
 for (const engine of ['codex', 'gemini'] as const) {
   const bin = bins[engine];

@@ -93,9 +93,18 @@ t.test('two sticky jobs waiting hold both slots; a third job queues until one en
   t.match(await client.request('daemon/status'), { slots: { used: 0, queued: 0 } });
 });
 
-t.test('a sticky job whose first prompt is too large for an argument gets INVALID_PARAMS: its stdin carries the replies', async (t) => {
+t.test('a live session takes a first prompt of any size: it is a message of the protocol', async (t) => {
+  const greeting = 'g'.repeat(200_000);
+  const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine: 'codex', execution_mode: 'interactive', input: { scenario: 'ask', emit: { greeting } } });
+  await waitForStatus(client, created.job_id, ['waiting_user']);
+  await client.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: 'Paris' });
+  t.equal((await waitForStatus(client, created.job_id)).status, 'succeeded');
+  t.match(await client.request('jobs/result', { job_id: created.job_id }), { output: { greeting, reply: 'Paris' } });
+});
+
+t.test('a sticky job on stdin lines whose first prompt is too large for an argument gets INVALID_PARAMS: its stdin carries the replies', async (t) => {
   const error = await client
-    .request('jobs/create', { skill_id: 'echo-both', engine: 'codex', execution_mode: 'interactive', input: { scenario: 'ask', emit: { greeting: 'g'.repeat(200_000) } } })
+    .request('jobs/create', { skill_id: 'echo-both', engine: 'gemini', execution_mode: 'interactive', input: { scenario: 'ask', emit: { greeting: 'g'.repeat(200_000) } } })
     .then(() => null, (e: { dataCode: string; message: string }) => e);
   t.equal(error?.dataCode, 'INVALID_PARAMS');
   t.match(error?.message, /at most 102400 bytes of prompt as an argument; this one has \d+, and a sticky process's stdin carries the replies/);

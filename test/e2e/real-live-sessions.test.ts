@@ -1,0 +1,93 @@
+import t from 'tap';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { makeCodexHome, realEngineBins, type EngineHome } from '../fixtures/engine-homes.js';
+import { startModelServer } from '../fixtures/model-server.js';
+import { ENGINE_NAMES, FIXTURES, ROOT, TestDaemon, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
+import { model, processesIn } from '../helpers/real-engine-runs.js';
+
+/**
+ * Sticky jobs on the real CLIs, offline, through the daemon: one live engine process per job
+ * serves every turn over the engine's own protocol (Codex `app-server`).
+ */
+const bins = realEngineBins(join(ROOT, 'node_modules'));
+t.setTimeout(300_000);
+
+const HOMES = { codex: makeCodexHome } as const;
+
+/** Every engine on its fake, for the engines a test does not run for real. */
+function fakeEngines(): Record<string, { command: string[] }> {
+  return Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [join(FIXTURES, `fake-${name}.mjs`)] }]));
+}
+
+/** The processes of `pids` whose parent is not among them: one per process tree. */
+async function treeRoots(pids: number[]): Promise<number[]> {
+  const parents = await Promise.all(pids.map(async (pid) => Number((await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ')[1])));
+  return pids.filter((_, i) => !pids.includes(parents[i] as number));
+}
+
+for (const engine of Object.keys(HOMES) as Array<keyof typeof HOMES>) {
+  const bin = bins[engine];
+  t.test(`real ${engine} CLI in a live session`, { skip: bin === null ? `the real ${engine} CLI is not installed in node_modules (npm ci installs it as a dev dependency); these tests did NOT run` : false }, async (t) => {
+    const server = await startModelServer({ script: model });
+    const home: EngineHome = await HOMES[engine](server.url);
+    const engines = { ...fakeEngines(), [engine]: { command: [bin as string], env: home.env, profile: 'sticky_process' } };
+    const daemon = await TestDaemon.start({ config: { engines, kill_grace_ms: 2000, max_concurrent: 2 } });
+    t.teardown(async () => {
+      await daemon.cleanup();
+      await server.close();
+      await home.cleanup();
+    });
+    const client = await daemon.client();
+    const waiting = async (): Promise<{ jobId: string; workspace: string; engineProcesses: number[] }> => {
+      const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: 'interactive', input: { scenario: 'ask' } });
+      t.match(created, { interactive_profile: { kind: 'sticky_process' } });
+      const job = await waitForStatus(client, created.job_id, ['waiting_user', 'failed', 'succeeded']);
+      t.equal(job.status, 'waiting_user', JSON.stringify(job.error));
+      const workspace = join(daemon.runDir(created.job_id), 'workspace');
+      return { jobId: created.job_id, workspace, engineProcesses: await processesIn(workspace) };
+    };
+
+    t.test('ask, wait with the live process, reply to that same process, succeed', async (t) => {
+      const { jobId, workspace, engineProcesses } = await waiting();
+      t.equal((await treeRoots(engineProcesses)).length, 1, 'exactly one live engine (one process tree) while the job waits');
+      t.match(await client.request('jobs/get', { job_id: jobId }), { session_handle: { engine, handle_type: 'session_id', handle_value: /^[0-9a-f-]{36}$/ } });
+      // A while later, nothing has changed: the process waits with its conversation in memory.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      t.match(await client.request('jobs/get', { job_id: jobId }), { status: 'waiting_user' });
+      t.same(await processesIn(workspace), engineProcesses, 'the same process, still alive');
+      const before = server.modelRequests().length;
+      await client.request('jobs/reply', { job_id: jobId, interaction_id: 1, response: '--Rome, please' });
+      const next = await server.waitForModelRequest(before);
+      t.same(await processesIn(workspace), engineProcesses, 'the reply reached the model from that same process');
+      t.ok(next.userTexts.some((text) => text.startsWith('Run the skill')), 'with the first turn in its conversation');
+      const done = await waitForStatus(client, jobId);
+      t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+      t.match(await client.request('jobs/result', { job_id: jobId }), { output: { reply: '--Rome, please' } }, 'a reply starting with dashes reaches the model verbatim');
+      for (const pid of engineProcesses) await waitUntilGone(pid);
+    });
+
+    t.test('cancel while waiting leaves no process', async (t) => {
+      const { jobId, workspace } = await waiting();
+      t.match(await client.request('jobs/cancel', { job_id: jobId }), { status: 'canceled' });
+      t.same(await processesIn(workspace), []);
+    });
+
+    t.test('cancel while a turn runs interrupts it and leaves no process', async (t) => {
+      const since = server.modelRequests().length;
+      const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: 'interactive', input: { scenario: 'hang' } });
+      await server.waitForModelRequest(since);
+      const workspace = join(daemon.runDir(created.job_id), 'workspace');
+      t.match(await client.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
+      t.same(await processesIn(workspace), []);
+    });
+
+    t.test('SIGKILL of the live process while the job waits: INTERACTION_PROCESS_LOST', async (t) => {
+      const { jobId, workspace, engineProcesses } = await waiting();
+      for (const pid of engineProcesses) process.kill(pid, 'SIGKILL');
+      t.match(await waitForStatus(client, jobId), { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST' } });
+      t.same(await processesIn(workspace), []);
+      t.match(await client.request('daemon/status'), { slots: { used: 0 } });
+    });
+  });
+}

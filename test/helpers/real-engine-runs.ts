@@ -1,0 +1,38 @@
+import { readdir, readlink } from 'node:fs/promises';
+import type { ModelReply, ModelRequest } from '../fixtures/model-server.js';
+import { alive } from './daemon.js';
+
+// What the tests of the real CLIs share: the scripted model and a look at what runs in a job.
+
+/** The scripted model: the scenario comes from the first-turn prompt's `- scenario:` line. */
+export function model(request: ModelRequest): ModelReply {
+  const first = request.userTexts.find((text) => text.startsWith('Run the skill')) ?? '';
+  const scenario = /- scenario: "([a-z_]+)"/.exec(first)?.[1] ?? 'ok';
+  const resumed = request.prompt !== null && !request.prompt.startsWith('Run the skill');
+  const done = (extra: Record<string, unknown> = {}): ModelReply => ({ text: `Here you are.\n\`\`\`json\n${JSON.stringify({ greeting: 'from a real CLI', ...extra, __SKILL_DONE__: true })}\n\`\`\`` });
+  if (resumed) return done({ reply: request.prompt });
+  switch (scenario) {
+    case 'ask':
+      return { text: 'Which city should I use?' };
+    case 'tool':
+      return request.afterToolResult ? done() : { toolCall: { command: 'mkdir -p artifacts && echo written by the engine > artifacts/out.txt' } };
+    case 'sleep_tool':
+      return request.afterToolResult ? { hang: true } : { toolCall: { command: 'sleep 1000' } };
+    case 'hang':
+      return { hang: true };
+    default:
+      return done();
+  }
+}
+
+/** Processes whose working folder is inside `dir` (an engine and anything it started there). */
+export async function processesIn(dir: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const cwd = await readlink(`/proc/${name}/cwd`).catch(() => '');
+    if (cwd.startsWith(dir) && alive(Number(name))) found.push(Number(name));
+  }
+  return found;
+}
+
