@@ -34,6 +34,7 @@ export const METHOD_PARAMS = {
       input: { type: 'object' },
       parameter: { type: 'object' },
       model: { type: 'string', pattern: MODEL_PATTERN },
+      approvals: { enum: ['auto', 'ask'] },
     },
   },
   'jobs/get': byJob,

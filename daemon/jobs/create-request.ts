@@ -1,4 +1,5 @@
 import { SkilldError } from '../../rpc/errors.js';
+import type { ApprovalMode } from '../engines/live-session.js';
 import type { SkillRegistry } from '../skills/registry.js';
 import type { SkillDefinition } from '../skills/manifest.js';
 import { ENGINE_NAMES, type EngineName, type ExecutionMode } from './job.js';
@@ -14,6 +15,7 @@ export interface CreateParams {
   input?: Record<string, unknown>;
   parameter?: Record<string, unknown>;
   model?: string;
+  approvals?: ApprovalMode;
 }
 
 export interface CreatePlan {

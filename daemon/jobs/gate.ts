@@ -16,6 +16,8 @@ export interface Pending {
   kind: string;
   options?: Array<{ label: string; value: unknown }>;
   ui_hints?: Record<string, unknown>;
+  /** What the question is about, as the engine said it (an approval's request). */
+  context?: Record<string, unknown>;
 }
 
 export interface TurnEvidence {

@@ -23,6 +23,11 @@ export function autoDecideResponse(interactionId: number): { source: 'auto_decid
   return { source: 'auto_decide_timeout', interaction_id: interactionId, instruction: AUTO_DECIDE_INSTRUCTION };
 }
 
+/** The id of the next round: monotonic per job, and at least `floor` (a question's is its attempt). */
+export function nextInteractionId(history: readonly Interaction[], floor: number): number {
+  return Math.max(floor, ...history.map((i) => i.interaction_id + 1));
+}
+
 /** The history after a new question was asked. */
 export function withAsked(history: readonly Interaction[], pending: Pending, askedAt: string): Interaction[] {
   const entry: Interaction = {

@@ -1,4 +1,5 @@
 import type { JobErrorCode, WarningCode } from '../../rpc/errors.js';
+import type { ApprovalMode } from '../engines/live-session.js';
 import type { JobStatus } from './states.js';
 
 export const ENGINE_NAMES = ['codex', 'gemini', 'iflow'] as const;
@@ -50,6 +51,8 @@ export interface Job {
   session_timeout_sec: number;
   hard_timeout_sec: number;
   model: string | null;
+  /** `ask`: the engine's permission requests become questions (kind `approval`). Absent in records written before approvals existed: `auto`. */
+  approvals?: ApprovalMode;
   interactive_profile: InteractiveProfile | null;
   attempt: number;
   max_attempt: number | null;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { ApprovalRequest } from '../engines/live-session.js';
 import { ENGINES } from '../engines/registry.js';
 import type { Logger } from '../logger.js';
 import { readStat } from '../process/proc.js';
@@ -31,6 +32,8 @@ export interface StickyHooks {
   onLost(exit: ExitInfo): void;
   /** The engine named its session. */
   onSession(sessionId: string): void;
+  /** The engine asks a person's permission (approvals `ask`). */
+  onApproval(request: ApprovalRequest): void;
 }
 
 /** The live process of a sticky job: over the engine's protocol, or stdin lines for an engine without one. */
@@ -64,7 +67,7 @@ export class Launcher {
     };
     const hardTimeoutMs = job.hard_timeout_sec * 1000;
     if (job.interactive_profile?.kind === 'sticky_process' && adapter.live !== undefined) {
-      const start = { engine: job.engine, model: job.model, cwd: folder.workspace, approvals: 'auto' as const, newSessionId: randomUUID() };
+      const start = { engine: job.engine, model: job.model, cwd: folder.workspace, approvals: job.approvals ?? 'auto', newSessionId: randomUUID() };
       const argv = [...this.#d.config.engines[job.engine].command, ...adapter.live.argv(start)];
       const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, argv, env: this.#d.engineEnv(job.engine, true), protocol: adapter.live, start, graceMs: this.#d.config.kill_grace_ms, ...hooks });
       const turn = session.turn(plan.prompt, hardTimeoutMs, null);

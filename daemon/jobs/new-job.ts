@@ -22,6 +22,7 @@ export function newJob(plan: CreatePlan, params: CreateParams, config: Config, p
     session_timeout_sec: params.session_timeout_sec ?? config.session_timeout_sec,
     hard_timeout_sec: params.hard_timeout_sec ?? config.hard_timeout_sec,
     model: params.model ?? null,
+    approvals: params.approvals ?? plan.skill.approvals,
     interactive_profile: profile,
     attempt: 0,
     max_attempt: plan.mode === 'interactive' ? plan.skill.max_attempt : null,

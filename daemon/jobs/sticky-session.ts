@@ -1,6 +1,6 @@
 import type { Clock, Timer } from '../clock.js';
 import type { ParsedTurn } from '../engines/engine.js';
-import { LiveSessionClosed, type LiveEvent, type LiveProtocol, type LiveSession, type LiveStart, type LiveTurnResult } from '../engines/live-session.js';
+import { LiveSessionClosed, type ApprovalDecision, type ApprovalRequest, type LiveEvent, type LiveProtocol, type LiveSession, type LiveStart, type LiveTurnResult } from '../engines/live-session.js';
 import type { EngineProcess, ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
 import type { ProcessOutcome } from './gate.js';
 import { checkTurnEnd, classify, keepTail, type LaunchSpec, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
@@ -14,13 +14,19 @@ export interface StickySpec extends LaunchSpec {
   onSession(sessionId: string): void;
   /** The process went away while no turn was running (the job was waiting). */
   onLost(exit: ExitInfo): void;
+  /** The turn waits for `answerApproval` (approvals `ask`); one request at a time. */
+  onApproval(request: ApprovalRequest): void;
 }
 
 interface ActiveTurn {
   hardTimeoutMs: number;
   stopReason: StopReason | null;
   stderrTail: string[];
-  timer: Timer;
+  /** The hard timeout; paused (null) while a person decides an approval. */
+  timer: Timer | null;
+  /** What is left of the hard timeout, as of `armedAt`. */
+  remainingMs: number;
+  armedAt: number;
   /** The stop sequence, armed when an interrupt is asked for. */
   graceTimer: Timer | null;
 }
@@ -42,6 +48,8 @@ export class StickySession {
   #opened: Promise<string | null> | null = null;
   #sessionId: string | null = null;
   #turn: ActiveTurn | null = null;
+  /** Permission requests of the turn waiting for a person, the one asked first. */
+  #approvals: ApprovalRequest[] = [];
   #exit: ExitInfo | null = null;
   /** Set once the process can take no more messages (it exited, or its stdin closed). */
   #gone = false;
@@ -81,14 +89,26 @@ export class StickySession {
   /** Runs one turn on `prompt` (the first opens the session); `logs` moves the raw output to a new attempt's files. */
   turn(prompt: string, hardTimeoutMs: number, logs: Record<OutputStream, string> | null): TurnHandle {
     if (logs !== null) this.#proc.redirectLogs(logs);
-    const turn: ActiveTurn = { hardTimeoutMs, stopReason: null, stderrTail: [], timer: this.#clock.setTimer(hardTimeoutMs, () => this.#stopTurn(turn, 'timeout')), graceTimer: null };
+    const turn: ActiveTurn = { hardTimeoutMs, stopReason: null, stderrTail: [], timer: null, remainingMs: hardTimeoutMs, armedAt: 0, graceTimer: null };
     this.#turn = turn;
+    this.#arm(turn);
     const done = this.#run(turn, prompt).finally(() => {
-      turn.timer.cancel();
+      turn.timer?.cancel();
       turn.graceTimer?.cancel();
+      this.#approvals = [];
       if (this.#turn === turn) this.#turn = null;
     });
     return { pid: this.#proc.pid, stop: (reason) => this.#stopTurn(turn, reason), done };
+  }
+
+  /** Answers the permission request that `onApproval` reported; the next one is reported, or the turn's clock runs again. */
+  answerApproval(decision: ApprovalDecision): void {
+    const request = this.#approvals.shift();
+    if (request === undefined) return;
+    this.#session.answer(request.id, decision);
+    const next = this.#approvals[0];
+    if (next !== undefined) this.#spec.onApproval(next);
+    else if (this.#turn !== null) this.#arm(this.#turn);
   }
 
   /** Ends the process: stdin closed, then the stop sequence if it lingers. Resolves once it is gone. */
@@ -146,8 +166,27 @@ export class StickySession {
 
   #event(event: LiveEvent): void {
     if (event.type === 'session') this.#sessionFound(event.sessionId);
-    // Nothing asks a person yet: a request the protocol let through is refused.
-    else if (event.type === 'approval') this.#session.answer(event.request.id, 'deny');
+    else if (event.type === 'approval') this.#askApproval(event.request);
+  }
+
+  /** A person decides (approvals `ask`) while the turn's hard timeout stands still; otherwise nothing may ask, and the request is denied. */
+  #askApproval(request: ApprovalRequest): void {
+    const turn = this.#turn;
+    if (this.#spec.start.approvals !== 'ask' || turn === null || turn.stopReason !== null) {
+      this.#session.answer(request.id, 'deny');
+      return;
+    }
+    this.#approvals.push(request);
+    if (this.#approvals.length > 1) return;
+    turn.timer?.cancel();
+    turn.timer = null;
+    turn.remainingMs -= this.#clock.now().getTime() - turn.armedAt;
+    this.#spec.onApproval(request);
+  }
+
+  #arm(turn: ActiveTurn): void {
+    turn.armedAt = this.#clock.now().getTime();
+    turn.timer = this.#clock.setTimer(Math.max(0, turn.remainingMs), () => this.#stopTurn(turn, 'timeout'));
   }
 
   #send(line: string): void {

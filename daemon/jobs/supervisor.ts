@@ -1,6 +1,7 @@
 import { SkilldError } from '../../rpc/errors.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { ApprovalRequest } from '../engines/live-session.js';
 import { ENGINES } from '../engines/registry.js';
 import type { Logger } from '../logger.js';
 import type { ExitInfo, Spawner } from '../process/spawn.js';
@@ -14,7 +15,7 @@ import { Deadlines } from './deadlines.js';
 import { Histories } from './histories.js';
 import type { EventLog } from './events.js';
 import { decideTurn, type GateDecision, type Pending } from './gate.js';
-import { autoDecideResponse, isRepeatedReply, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
+import { autoDecideResponse, isRepeatedReply, nextInteractionId, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
 import { boundError, type EngineName, type InteractiveProfile, type Job } from './job.js';
 import { JobBases } from './job-bases.js';
 import { JobTasks } from './job-tasks.js';
@@ -27,6 +28,8 @@ import type { RunFolder } from './run-folder.js';
 import { SettleWaiters } from './settle-waiters.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
 import { checkFirstPrompt, checkReply, planTurn } from './turn-plan.js';
+import { APPROVAL_KIND, approvalPending, checkApprovalReply, checkApprovals, decisionOf } from './approvals.js';
+import { StickySession } from './sticky-session.js';
 import type { TurnHandle, TurnReport } from './turn.js';
 
 export interface SupervisorDeps {
@@ -114,6 +117,7 @@ export class Supervisor {
     const job = newJob(plan, params, config, profile, clock.now());
 
     const folder = this.runFolder(job.job_id);
+    checkApprovals(job);
     checkFirstPrompt({ job, skill: plan.skill, folder, request: plan });
     const original = plan.skill.files.get('SKILL.md')?.toString('utf8') ?? '';
     // All or nothing: the run folder first, then the record that makes the job exist. A failed
@@ -141,7 +145,8 @@ export class Supervisor {
         const job = this.get(jobId);
         if (isTerminal(job.status)) return false;
         const turn = this.#turns.get(jobId);
-        if (turn !== undefined) {
+        // A turn waiting for an approval is canceled as a waiting job is: stored first.
+        if (turn !== undefined && job.status === 'running') {
           turn.stop('canceled');
           return true;
         }
@@ -189,7 +194,7 @@ export class Supervisor {
     const round = history.find((i) => i.interaction_id === job.pending_interaction_id);
     if (round?.replied_at != null) {
       // The reply was stored but the daemon stopped before the job moved on: continue now.
-      await this.#moveOnAfterReply(job, round.response);
+      await this.#moveOnAfterReply(job, round.response, round.kind);
     } else if (job.wait_deadline_at !== null) {
       this.#deadlines.set(job.job_id, new Date(job.wait_deadline_at));
     }
@@ -235,7 +240,11 @@ export class Supervisor {
     // A shutdown that began during the awaits above must not be followed by a new process: the
     // job stays running and is settled as interrupted at the next start.
     if (this.#closing) return;
-    const { turn, session, recorded } = this.#launcher.launch(job, attempt, plan, folder, { onLost: (exit) => this.#onStickyLost(jobId, exit), onSession: (id) => this.#onSession(jobId, id) });
+    const { turn, session, recorded } = this.#launcher.launch(job, attempt, plan, folder, {
+      onLost: (exit) => this.#onStickyLost(jobId, exit),
+      onSession: (id) => this.#onSession(jobId, id),
+      onApproval: (request) => this.#onApproval(jobId, request),
+    });
     if (session !== null) this.#sessions.set(jobId, session);
     // Registered before the first await, so that a shutdown in between still finds the turn.
     this.#watchTurn(jobId, attempt, turn, skill, plan.resuming);
@@ -272,6 +281,15 @@ export class Supervisor {
     });
   }
 
+  /** A live engine asks permission: the job waits for a person with the turn in flight. */
+  #onApproval(jobId: string, request: ApprovalRequest): void {
+    this.#background(jobId, async () => {
+      const job = this.get(jobId);
+      if (job.status !== 'running') return; // being stopped: the turn ends without an answer
+      await this.#enterWaiting(job, approvalPending(job.attempt, request), {});
+    });
+  }
+
   #onStickyLost(jobId: string, exit: ExitInfo): void {
     this.#background(jobId, async () => {
       this.#sessions.delete(jobId);
@@ -285,6 +303,12 @@ export class Supervisor {
   async #finishTurn(jobId: string, report: TurnReport, skill: SkillDefinition): Promise<void> {
     this.#turns.delete(jobId);
     const job = this.get(jobId);
+    if (job.status === 'waiting_user' && !this.#closing) {
+      // The turn ended while it waited for an approval: the process is gone.
+      const reason = report.outcome.kind === 'failed' ? report.outcome.message : 'the turn ended';
+      await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: `the live engine process went away while the job waited for an approval: ${reason}` }, warnings: [] }, job.session_handle);
+      return;
+    }
     if (job.status !== 'running') return;
     if (report.outcome.kind === 'canceled' && this.#closing) return; // settled as interrupted at the next start
     const decision = decideTurn({
@@ -317,10 +341,13 @@ export class Supervisor {
     await this.#apply(job, event, { warnings, error, session_handle });
   }
 
-  async #enterWaiting(job: Job, pending: Pending, patch: Partial<Job>): Promise<void> {
+  async #enterWaiting(job: Job, asked: Pending, patch: Partial<Job>): Promise<void> {
     const folder = this.runFolder(job.job_id);
     const now = this.#d.clock.now();
-    await this.#histories.write(job.job_id, withAsked(await this.#histories.read(job.job_id), pending, now.toISOString()));
+    const history = await this.#histories.read(job.job_id);
+    // Approvals come within a turn: each round gets the next id, a question at least its attempt.
+    const pending = { ...asked, interaction_id: nextInteractionId(history, asked.interaction_id) };
+    await this.#histories.write(job.job_id, withAsked(history, pending, now.toISOString()));
     await folder.writePending(pending);
     const sticky = job.interactive_profile?.kind === 'sticky_process';
     const deadline = sticky || !job.interactive_require_user_reply ? new Date(now.getTime() + job.session_timeout_sec * 1000) : null;
@@ -347,7 +374,8 @@ export class Supervisor {
         details: { pending_interaction_id: job.pending_interaction_id },
       });
     }
-    checkReply(job, params.response);
+    if (pendingKind(history, job) === APPROVAL_KIND) checkApprovalReply(params.response);
+    else checkReply(job, params.response);
     const next = await this.#acceptReply(job, history, params.response, 'user_reply', params.idempotency_key ?? null);
     return { job_id: job.job_id, status: next.status, accepted: true };
   }
@@ -363,7 +391,7 @@ export class Supervisor {
     await this.#histories.write(job.job_id, withReply(history, interactionId, { response, mode, at, key }));
     this.#d.logger.info({ job_id: job.job_id, interaction_id: interactionId, resolution_mode: mode }, 'reply accepted');
     try {
-      return await this.#moveOnAfterReply(job, response);
+      return await this.#moveOnAfterReply(job, response, pendingKind(history, job));
     } catch (error) {
       if (!isStorageFault(error)) throw error;
       this.#background(job.job_id, () => this.#continueStoredReply(job.job_id));
@@ -376,12 +404,17 @@ export class Supervisor {
     const job = this.get(jobId);
     if (job.status !== 'waiting_user') return;
     const round = (await this.#histories.read(jobId)).find((i) => i.interaction_id === job.pending_interaction_id);
-    if (round?.replied_at != null) await this.#moveOnAfterReply(job, round.response);
+    if (round?.replied_at != null) await this.#moveOnAfterReply(job, round.response, round.kind);
   }
 
-  async #moveOnAfterReply(job: Job, response: unknown): Promise<Job> {
+  async #moveOnAfterReply(job: Job, response: unknown, kind: string | null): Promise<Job> {
     const session = this.#sessions.get(job.job_id);
     if (job.interactive_profile?.kind === 'sticky_process') {
+      if (kind === APPROVAL_KIND && session instanceof StickySession && session.alive) {
+        const next = await this.#apply(job, 'continue', { pending_interaction_id: null, wait_deadline_at: null });
+        session.answerApproval(decisionOf(response));
+        return next;
+      }
       if (session?.alive === true) return this.#continueSticky(job, session, response);
       await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: 'the live engine process is gone' }, warnings: [] }, job.session_handle);
       return this.get(job.job_id);
@@ -449,4 +482,9 @@ export class Supervisor {
     };
     this.#background(jobId, failJob, (nested) => this.#d.logger.error({ job_id: jobId, err: nested }, 'could not fail job after internal error'));
   }
+}
+
+/** The kind of the job's pending round, if it has one. */
+function pendingKind(history: readonly Interaction[], job: Job): string | null {
+  return history.find((i) => i.interaction_id === job.pending_interaction_id)?.kind ?? null;
 }

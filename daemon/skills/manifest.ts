@@ -1,4 +1,5 @@
 import { basename, join, normalize } from 'node:path';
+import type { ApprovalMode } from '../engines/live-session.js';
 import { ENGINE_NAMES, type EngineName, type ExecutionMode } from '../jobs/job.js';
 import { compileSchema, type Validator } from './json-schema.js';
 import { readSkillFiles, type SkillFiles } from './skill-files.js';
@@ -18,6 +19,8 @@ export interface SkillDefinition {
   unsupported_engines: string[];
   effective_engines: EngineName[];
   max_attempt: number | null;
+  /** How the skill's tool use is treated in a live session: `ask` makes each permission request a question (runner.json `approvals`, default `auto`). */
+  approvals: ApprovalMode;
   path: string;
   artifacts: Array<{ role: string; pattern: string; required: boolean }>;
   prompts: Record<string, string>;
@@ -54,6 +57,7 @@ const MANIFEST_SCHEMA = {
     engines: { type: 'array', items: { type: 'string' } },
     unsupported_engines: { type: 'array', items: { type: 'string' } },
     max_attempt: { type: 'integer', minimum: 1 },
+    approvals: { enum: ['auto', 'ask'] },
     schemas: { type: 'object', additionalProperties: false, properties: { input: { type: 'string' }, parameter: { type: 'string' }, output: { type: 'string' } } },
     artifacts: { type: 'array', items: { type: 'object', required: ['role', 'pattern'], properties: { role: { type: 'string' }, pattern: { type: 'string' }, required: { type: 'boolean' } } } },
     entrypoint: { type: 'object', properties: { prompts: { type: 'object', additionalProperties: { type: 'string' } } } },
@@ -70,6 +74,7 @@ interface Manifest {
   engines?: string[];
   unsupported_engines?: string[];
   max_attempt?: number;
+  approvals?: ApprovalMode;
   schemas?: Partial<Record<SchemaKey, string>>;
   artifacts?: Array<{ role: string; pattern: string; required?: boolean }>;
   entrypoint?: { prompts?: Record<string, string> };
@@ -112,6 +117,7 @@ export async function loadSkill(dir: string, expectedId: string = basename(dir))
     unsupported_engines: m.unsupported_engines ?? [],
     effective_engines: effectiveEngines(m.engines, m.unsupported_engines),
     max_attempt: m.max_attempt ?? null,
+    approvals: m.approvals ?? 'auto',
     path: dir,
     artifacts: (m.artifacts ?? []).map((a) => ({ role: a.role, pattern: a.pattern, required: a.required ?? false })),
     prompts: m.entrypoint?.prompts ?? {},

@@ -36,6 +36,7 @@ const JOB_FIELDS: Record<keyof Job, Check> = {
   session_timeout_sec: count(1),
   hard_timeout_sec: count(1),
   model: orNull(text),
+  approvals: (value) => (value === undefined ? null : oneOf(['auto', 'ask'], 'an approvals mode')(value)),
   interactive_profile: orNull(object({ kind: oneOf(['resumable', 'sticky_process'], 'a profile'), reason: is((v) => typeof v === 'string', 'a string') })),
   attempt: count(0),
   max_attempt: orNull(count(1)),

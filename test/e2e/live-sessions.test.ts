@@ -2,9 +2,10 @@
 // engine's own protocol, with the fakes' protocol modes (which print what the real CLIs print;
 // see test/unit/fake-transcripts.test.ts). The real CLIs: test/e2e/real-engines.test.ts.
 import t from 'tap';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FIXTURES, TestDaemon, alive, waitForFile, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
+import { FIXTURES, TestDaemon, alive, rpcError, waitForFile, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
 
 /** The engines with a live protocol, each with its fake. */
 const LIVE_ENGINES = ['codex'] as const;
@@ -88,3 +89,66 @@ for (const engine of LIVE_ENGINES) {
     await waitUntilGone(pid);
   });
 }
+
+for (const engine of LIVE_ENGINES) {
+  const asking = async (extra: Record<string, unknown> = {}): Promise<{ jobId: string; pid: number; workspace: string; pending: Record<string, unknown> }> => {
+    const job = await started(engine, 'approve', { approvals: 'ask', ...extra });
+    await waitForStatus(client, job.jobId, ['waiting_user']);
+    const { pending } = await client.request<{ pending: Record<string, unknown> }>('jobs/pending', { job_id: job.jobId });
+    return { ...job, pending };
+  };
+
+  t.test(`${engine}: approvals "ask": a permission request is a question; allow runs the command within the same turn`, async (t) => {
+    const { jobId, pid, workspace, pending } = await asking();
+    t.match(pending, { interaction_id: 1, kind: 'approval', prompt: /^Allow the agent to run: .*touch approved\.txt/, options: [{ label: 'allow', value: 'allow' }, { label: 'deny', value: 'deny' }], ui_hints: { approval: { kind: 'command' } } });
+    t.match(await client.request('jobs/get', { job_id: jobId }), { attempt: 1, approvals: 'ask', wait_deadline_at: String }, 'the turn is still the first');
+    t.notOk(existsSync(join(workspace, 'approved.txt')), 'nothing ran before the answer');
+    await client.request('jobs/reply', { job_id: jobId, interaction_id: 1, response: 'allow' });
+    t.match(await waitForStatus(client, jobId), { status: 'succeeded', attempt: 1 });
+    t.ok(existsSync(join(workspace, 'approved.txt')));
+    t.match(await client.request('jobs/result', { job_id: jobId }), { output: { approved: true } });
+    t.match(await client.request('jobs/history', { job_id: jobId }), { interactions: [{ interaction_id: 1, kind: 'approval', response: 'allow', resolution_mode: 'user_reply' }] });
+    await waitUntilGone(pid);
+  });
+
+  t.test(`${engine}: deny refuses the command; a reply that is neither allow nor deny is refused and changes nothing`, async (t) => {
+    const { jobId, workspace } = await asking();
+    const refused = await rpcError(client.request('jobs/reply', { job_id: jobId, interaction_id: 1, response: 'yes' }));
+    t.match(refused, { dataCode: 'INVALID_PARAMS', message: /"allow" or "deny"/ });
+    t.match(await client.request('jobs/get', { job_id: jobId }), { status: 'waiting_user', pending_interaction_id: 1 });
+    await client.request('jobs/reply', { job_id: jobId, interaction_id: 1, response: 'deny' });
+    t.match(await waitForStatus(client, jobId), { status: 'succeeded' });
+    t.notOk(existsSync(join(workspace, 'approved.txt')));
+    t.match(await client.request('jobs/result', { job_id: jobId }), { output: { approved: false } });
+  });
+
+  t.test(`${engine}: an approval past a non-strict deadline is denied for the user; past a strict one the job fails INTERACTION_WAIT_TIMEOUT`, async (t) => {
+    const lenient = await asking({ session_timeout_sec: 1, interactive_require_user_reply: false });
+    t.match(await waitForStatus(client, lenient.jobId), { status: 'succeeded' });
+    t.match(await client.request('jobs/result', { job_id: lenient.jobId }), { output: { approved: false } });
+    t.match(await client.request('jobs/history', { job_id: lenient.jobId }), { interactions: [{ kind: 'approval', resolution_mode: 'auto_decide_timeout' }] });
+    const strict = await asking({ session_timeout_sec: 1 });
+    t.match(await waitForStatus(client, strict.jobId), { status: 'failed', error: { code: 'INTERACTION_WAIT_TIMEOUT' } });
+    await waitUntilGone(strict.pid);
+  });
+
+  t.test(`${engine}: cancel while an approval waits leaves no process; SIGKILL then is INTERACTION_PROCESS_LOST`, async (t) => {
+    const canceled = await asking();
+    t.match(await client.request('jobs/cancel', { job_id: canceled.jobId }), { status: 'canceled', accepted: true });
+    await waitUntilGone(canceled.pid);
+    const killed = await asking();
+    process.kill(killed.pid, 'SIGKILL');
+    t.match(await waitForStatus(client, killed.jobId), { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST' } });
+    t.match(await client.request('daemon/status'), { slots: { used: 0 } });
+  });
+}
+
+t.test('approvals "ask" is refused up front where nothing could ask: an auto job, a job that is not in a live session', async (t) => {
+  const auto = await rpcError(client.request('jobs/create', { skill_id: 'echo-both', engine: 'codex', input: {}, approvals: 'ask' }));
+  t.match(auto, { dataCode: 'INVALID_PARAMS', message: /an auto job never waits for a person/ });
+  t.match(auto.details, { path: '/approvals' });
+  const resumable = await rpcError(client.request('jobs/create', { skill_id: 'echo-both', engine: 'gemini', execution_mode: 'interactive', input: {}, approvals: 'ask' }));
+  t.match(resumable, { dataCode: 'INVALID_PARAMS', message: /gemini runs this job as resumable, not in a live session/ });
+  const bogus = await rpcError(client.request('jobs/create', { skill_id: 'echo-both', engine: 'codex', input: {}, approvals: 'sometimes' }));
+  t.equal(bogus.dataCode, 'INVALID_PARAMS');
+});
