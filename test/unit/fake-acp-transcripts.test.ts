@@ -63,7 +63,7 @@ for (const engine of ['gemini', 'iflow'] as const) {
       const [script, ...argv] = FAKES[engine];
       const child = spawn(process.execPath, [join(fixtures, script), ...argv, ...(asksApproval(plan) ? [] : ['--yolo'])], { cwd, stdio: ['pipe', 'pipe', 'ignore'] });
       const closed = once(child, 'close');
-      const faked = await driveAcp(child, plan, cwd, () => waitForFile(join(cwd, '.fake-engine', 'child-pid')));
+      const faked = await driveAcp(child, plan, cwd, async () => void (await waitForFile(join(cwd, '.fake-engine', 'child-pid'))));
       t.same(await closed, [0, null], 'stdin closed while idle: it exits 0');
       t.strictSame(essentials(faked), essentials(await recorded(plan)));
       t.ok(faked.filter((e) => e.dir === '<').every((e) => e.msg['jsonrpc'] === '2.0'), 'every message it prints is JSON-RPC 2.0');
