@@ -151,3 +151,11 @@ t.test('a line that is not JSON is not a message: nothing is sent back for it', 
   t.same((await agent.session.prompt('hi', () => undefined)).messages, ['ok']);
   t.notOk(agent.sent.some((msg) => 'error' in msg), 'no parse error went to the agent');
 });
+
+t.test('a prompt that cannot be written rejects the turn: a broken pipe is no end of turn', async (t) => {
+  const agent = scripted('auto', () => {
+    throw new Error('write EPIPE');
+  });
+  await agent.session.open();
+  await t.rejects(agent.session.prompt('hi', () => undefined), { message: 'write EPIPE' });
+});

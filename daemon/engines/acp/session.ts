@@ -1,4 +1,4 @@
-import { client, ndJsonStream, type ActiveSession, type ClientConnection, type RequestPermissionRequest, type RequestPermissionResponse } from '@agentclientprotocol/sdk';
+import { RequestError, client, ndJsonStream, type ActiveSession, type ClientConnection, type RequestPermissionRequest, type RequestPermissionResponse } from '@agentclientprotocol/sdk';
 import { sessionIdOf } from '../engine.js';
 import type { ApprovalDecision, LiveEvent, LiveIo, LiveSession, LiveStart, LiveTurnResult } from '../live-session.js';
 import { lineStreams, type LineStreams } from './line-streams.js';
@@ -99,7 +99,10 @@ export class AcpSession implements LiveSession {
         next = await session.nextUpdate();
       } catch (error) {
         if (this.#closed !== null) throw this.#closed;
-        return turn.messages.failed(error instanceof Error ? error.message : String(error));
+        // Only the agent's own error answer ends the turn; a connection that broke (a failed
+        // write) is no end of turn, and the turn rejects as a dead process's would.
+        if (error instanceof RequestError) return turn.messages.failed(error.message);
+        throw error;
       }
       if (next.kind === 'stop') return turn.messages.stopped(next.stopReason);
       turn.messages.update(next.update);
@@ -111,7 +114,9 @@ export class AcpSession implements LiveSession {
     const turn = this.#turn;
     if (turn === null || this.#closed !== null) return permissionOutcome(request.options, null);
     if (this.#start.approvals === 'auto') return permissionOutcome(request.options, 'deny');
-    // The agent turns to a tool: the text so far is a message of its own.
+    // The agent turns to a tool: the text so far is a message of its own. The SDK queued every
+    // earlier update when it read it, and the turn reads that queue a microtask after each, while
+    // this request comes through several more: by now the turn has taken in the text before it.
     turn.messages.endMessage();
     const id = this.#approvals.nextId();
     const decided = this.#approvals.wait(id);
