@@ -15,7 +15,7 @@ const OPTIONS = [
 const TOOL_CALL = { toolCallId: 'run_shell_command__call_1', status: 'pending', title: 'rm -rf build', content: [], locations: [], kind: 'execute' };
 
 /** An agent whose answer to each prompt is `onPrompt`; everything the session sends is kept in `sent`. */
-function scripted(approvals: LiveStart['approvals'], onPrompt: (agent: Agent, id: number) => void): Agent {
+function scripted(approvals: LiveStart['approvals'], onPrompt: (agent: Agent, id: number) => void, sessionId = SESSION_ID): Agent {
   const sent: Message[] = [];
   const answers = new Map<number, (result: Record<string, unknown>) => void>();
   let nextRequest = 0;
@@ -38,7 +38,7 @@ function scripted(approvals: LiveStart['approvals'], onPrompt: (agent: Agent, id
       sent.push(msg);
       if (msg.method === undefined && msg.id !== undefined) answers.get(msg.id)?.(msg.result ?? {});
       else if (msg.method === 'initialize') agent.say({ id: msg.id, result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [] } });
-      else if (msg.method === 'session/new') agent.say({ id: msg.id, result: { sessionId: SESSION_ID } });
+      else if (msg.method === 'session/new') agent.say({ id: msg.id, result: { sessionId } });
       else if (msg.method === 'session/prompt') onPrompt(agent, msg.id as number);
     },
   }, start);
@@ -158,4 +158,20 @@ t.test('a prompt that cannot be written rejects the turn: a broken pipe is no en
   });
   await agent.session.open();
   await t.rejects(agent.session.prompt('hi', () => undefined), { message: 'write EPIPE' });
+});
+
+t.test('calls out of order: a prompt before open rejects, an interrupt between turns sends nothing', async (t) => {
+  const agent = scripted('auto', (a, id) => a.say({ id, result: { stopReason: 'end_turn' } }));
+  await t.rejects(agent.session.prompt('hi', () => undefined), { message: 'prompt before the session was opened' });
+  await agent.session.open();
+  await agent.session.prompt('hi', () => undefined);
+  const before = agent.sent.length;
+  agent.session.interrupt();
+  agent.session.answer('1', 'allow');
+  t.equal(agent.sent.length, before);
+});
+
+t.test('a session id that could be read as an option is refused', async (t) => {
+  const agent = scripted('auto', () => undefined, '--rf');
+  await t.rejects(agent.session.open(), { message: 'the ACP agent started a session without a usable id' });
 });

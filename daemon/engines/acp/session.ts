@@ -85,8 +85,8 @@ export class AcpSession implements LiveSession {
     if (this.#closed !== null) return;
     this.#closed = error;
     this.#approvals.cancelAll();
-    this.#connection.close(error);
     this.#streams.end();
+    this.#connection.close(error);
     const turn = this.#turn;
     if (turn !== null) this.#end(turn, () => turn.reject(error));
   }
