@@ -1,0 +1,149 @@
+// The ACP live session (Gemini `--acp`, iFlow `--experimental-acp`) against the fakes' ACP mode,
+// which prints what the real `gemini --acp` prints (see fake-acp-transcripts.test.ts).
+import t from 'tap';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { geminiAcp, iflowAcp } from '../../daemon/engines/acp/protocols.js';
+import type { ApprovalRequest, LiveEvent, LiveProtocol, LiveStart } from '../../daemon/engines/live-session.js';
+import { FIXTURES, waitForFile, waitUntilGone } from '../helpers/daemon.js';
+import { startLive, type LiveProcess } from '../helpers/live-process.js';
+
+const ENGINES = [
+  { engine: 'gemini', protocol: geminiAcp, command: [join(FIXTURES, 'fake-gemini.mjs')], sessionId: /^[0-9a-f-]{36}$/ },
+  { engine: 'iflow', protocol: iflowAcp, command: [join(FIXTURES, 'fake-iflow.mjs')], sessionId: /^session-[0-9a-f]{32}$/ },
+] as const;
+
+type Engine = (typeof ENGINES)[number];
+
+async function live(t: { teardown(fn: () => unknown): void }, e: Engine, approvals: LiveStart['approvals'] = 'auto'): Promise<LiveProcess & { cwd: string }> {
+  const cwd = await mkdtemp(join(tmpdir(), 'skilld-acp-'));
+  const proc = startLive(e.command, e.protocol as LiveProtocol, { engine: e.engine, model: null, cwd, approvals, newSessionId: 'unused' });
+  t.teardown(async () => {
+    await proc.kill();
+    await rm(cwd, { recursive: true, force: true });
+  });
+  return { ...proc, cwd };
+}
+
+interface Call {
+  argv: string[];
+  pid: number;
+  prompt: string;
+  resume: boolean;
+  session: string;
+}
+
+function calls(cwd: string): Call[] {
+  return readFileSync(join(cwd, '.fake-engine', 'calls.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Call);
+}
+
+t.test('argv: gemini takes --model= and --yolo in auto mode, iflow mirrors its one-shot flags', async (t) => {
+  const start: LiveStart = { engine: 'gemini', model: 'gemini-2.5-pro', cwd: '/w', approvals: 'auto', newSessionId: 'x' };
+  t.same(geminiAcp.argv(start), ['--acp', '--skip-trust', '--model=gemini-2.5-pro', '--yolo']);
+  t.same(geminiAcp.argv({ ...start, model: null, approvals: 'ask' }), ['--acp', '--skip-trust']);
+  t.same(geminiAcp.env, { GEMINI_CLI_NO_RELAUNCH: 'true' });
+  t.same(iflowAcp.argv({ ...start, engine: 'iflow' }), ['--experimental-acp', '--yolo', '--thinking']);
+  t.same(iflowAcp.argv({ ...start, engine: 'iflow', approvals: 'ask' }), ['--experimental-acp', '--thinking']);
+});
+
+for (const e of ENGINES) {
+  t.test(`${e.engine}: two turns in one process, a reply starting with dashes arrives verbatim`, async (t) => {
+    const p = await live(t, e);
+    const sessionId = await p.session.open();
+    t.match(sessionId, e.sessionId);
+    const events: LiveEvent[] = [];
+    const first = await p.session.prompt('Go.\n- scenario: "ask_plain"\n', (event) => events.push(event));
+    t.same(first, { outcome: 'completed', messages: ['Which city should I use?'], error: null });
+    t.same(events, [{ type: 'message', text: 'Which city should I use?' }]);
+    const second = await p.session.prompt('--help me, Paris', () => undefined);
+    t.equal(second.outcome, 'completed');
+    t.match(second.messages.at(-1), /"reply": "--help me, Paris"/);
+    t.same(calls(p.cwd).map((c) => [c.prompt.startsWith('Go.') ? 'first' : c.prompt, c.resume, c.session]), [
+      ['first', false, sessionId],
+      ['--help me, Paris', true, sessionId],
+    ]);
+    t.equal(new Set(calls(p.cwd).map((c) => c.pid)).size, 1, 'one process served both');
+    t.ok(calls(p.cwd)[0]?.argv.includes('--yolo'), 'auto mode: started so that it never asks');
+    t.equal(await p.end(), 0, 'stdin closed while idle: it exits 0');
+  });
+
+  t.test(`${e.engine}: interrupt sends session/cancel, the turn ends interrupted, and the process serves the next one`, async (t) => {
+    const p = await live(t, e);
+    await p.session.open();
+    const running = p.session.prompt('- scenario: "hang"\n', () => undefined);
+    // The turn is under way once the fake's tool is up.
+    const childPid = Number(await waitForFile(join(p.cwd, '.fake-engine', 'child-pid')));
+    p.session.interrupt();
+    t.same(await running, { outcome: 'interrupted', messages: [], error: null });
+    await waitUntilGone(childPid); // the agent stops the tool the cancelled turn was running
+    t.equal((await p.session.prompt('and now?', () => undefined)).outcome, 'completed');
+  });
+
+  t.test(`${e.engine}: approvals in ask mode: the shell command is an approval event; allow runs it, deny does not`, async (t) => {
+    for (const decision of ['allow', 'deny'] as const) {
+      const p = await live(t, e, 'ask');
+      await p.session.open();
+      const asked: ApprovalRequest[] = [];
+      const result = await p.session.prompt('- scenario: "approve"\n', (event) => {
+        if (event.type !== 'approval') return;
+        asked.push(event.request);
+        p.session.answer(event.request.id, decision);
+      });
+      t.equal(asked.length, 1, decision);
+      t.match(asked[0], { kind: 'command', summary: 'touch approved.txt' });
+      t.equal(existsSync(join(p.cwd, 'approved.txt')), decision === 'allow', `${decision}: the command ran only if allowed`);
+      t.equal(result.outcome, 'completed');
+      t.match(result.messages.at(-1), decision === 'allow' ? /"approved": true/ : /"approved": false/);
+    }
+  });
+
+  t.test(`${e.engine}: interrupt while an approval waits answers it cancelled and ends the turn interrupted`, async (t) => {
+    const p = await live(t, e, 'ask');
+    await p.session.open();
+    const result = await p.session.prompt('- scenario: "approve"\n', (event) => {
+      if (event.type === 'approval') p.session.interrupt();
+    });
+    t.same(result, { outcome: 'interrupted', messages: [], error: null });
+    t.notOk(existsSync(join(p.cwd, 'approved.txt')));
+  });
+
+  t.test(`${e.engine}: in auto mode the agent is never asked; a tool just runs`, async (t) => {
+    const p = await live(t, e);
+    await p.session.open();
+    const events: LiveEvent[] = [];
+    const result = await p.session.prompt('- scenario: "approve"\n', (event) => events.push(event));
+    t.notOk(events.some((event) => event.type === 'approval'));
+    t.ok(existsSync(join(p.cwd, 'approved.txt')));
+    t.match(result.messages.at(-1), /"approved": true/);
+  });
+
+  t.test(`${e.engine}: dispose rejects the turn in flight at once, and every later call`, async (t) => {
+    const p = await live(t, e);
+    await p.session.open();
+    const running = p.session.prompt('- scenario: "hang"\n', () => undefined);
+    await waitForFile(join(p.cwd, '.fake-engine', 'child-pid'));
+    p.session.dispose(new Error('stopped'));
+    await t.rejects(running, { message: 'stopped' });
+    await t.rejects(p.session.prompt('again', () => undefined), { message: 'stopped' });
+    await t.rejects(p.session.open(), { message: 'stopped' });
+  });
+
+  t.test(`${e.engine}: the process dying mid-turn rejects the turn`, async (t) => {
+    const p = await live(t, e);
+    await p.session.open();
+    const running = p.session.prompt('- scenario: "exit1"\n', () => undefined);
+    t.equal(await p.exited, 1);
+    await t.rejects(running, /exited with 1/);
+  });
+
+  t.test(`${e.engine}: SIGKILL while a turn hangs rejects the turn`, async (t) => {
+    const p = await live(t, e);
+    await p.session.open();
+    const running = p.session.prompt('- scenario: "hang"\n', () => undefined);
+    await waitForFile(join(p.cwd, '.fake-engine', 'child-pid'));
+    t.equal(await p.kill(), null);
+    await t.rejects(running, /exited with null/);
+  });
+}
