@@ -1,3 +1,4 @@
+import { geminiAcp } from './acp/protocols.js';
 import { parseObject } from './json-text.js';
 import { modelArgs, promptFlag, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
@@ -13,6 +14,7 @@ export const gemini: EngineAdapter = {
   // Without it Gemini relaunches itself in a child and ignores SIGTERM; trust spares exit 55 in new folders.
   env: { GEMINI_CLI_NO_RELAUNCH: 'true', GEMINI_CLI_TRUST_WORKSPACE: 'true' },
   probe: { helpHint: '--resume', resumeCheckArgs: ['--resume', 'probe-session', '--help'] },
+  live: geminiAcp,
 };
 
 class GeminiParser implements TurnParser {

@@ -1,3 +1,4 @@
+import { iflowAcp } from './acp/protocols.js';
 import { parseObject } from './json-text.js';
 import { promptFlag, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
@@ -16,6 +17,7 @@ export const iflow: EngineAdapter = {
   newParser: () => new IflowParser(),
   env: {},
   probe: { helpHint: '--resume', resumeCheckArgs: ['--resume', 'probe-session', '--help'] },
+  live: iflowAcp,
 };
 
 class IflowParser implements TurnParser {
