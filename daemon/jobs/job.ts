@@ -2,7 +2,7 @@ import type { JobErrorCode, WarningCode } from '../../rpc/errors.js';
 import type { ApprovalMode } from '../engines/live-session.js';
 import type { JobStatus } from './states.js';
 
-export const ENGINE_NAMES = ['codex', 'gemini', 'iflow'] as const;
+export const ENGINE_NAMES = ['codex', 'gemini', 'iflow', 'claude'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 export const EXECUTION_MODES = ['auto', 'interactive'] as const;

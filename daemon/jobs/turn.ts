@@ -89,7 +89,7 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
     // A stopped turn ends once its whole process tree is gone, not only its leader.
     await stopped;
     const parsed = spec.parser.result();
-    const outcome = checkTurnEnd(classify(exit, stopReason, spec, { sawOutput, stderrTail }), spec.parser.turnEnded, spec.resuming);
+    const outcome = checkResumed(checkTurnEnd(classify(exit, stopReason, spec, { sawOutput, stderrTail }), spec.parser.turnEnded, spec.resuming), parsed.sessionId, spec.resuming);
     return { outcome: checkSession(outcome, parsed.sessionId, spec.expectedSession ?? null), parsed, exit, pid: proc.pid };
   });
   return { pid: proc.pid, stop, done };
@@ -120,6 +120,15 @@ export function checkTurnEnd(outcome: ProcessOutcome, turnEnded: boolean, resumi
   if (outcome.kind !== 'ok' || turnEnded) return outcome;
   if (resuming) return { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: 'the resumed engine exited without finishing a turn' };
   return { kind: 'failed', code: 'ENGINE_TURN_INTERRUPTED', message: 'the engine exited without finishing its turn (no turn-end signal in its output)' };
+}
+
+/**
+ * A resume that exits non-zero without its output naming any session never got into one: Claude
+ * Code answers an unknown id with an error `result` alone (no `init`), exit 1. Retrying cannot help.
+ */
+export function checkResumed(outcome: ProcessOutcome, sessionId: string | null, resuming: boolean): ProcessOutcome {
+  if (!resuming || sessionId !== null || outcome.kind !== 'failed' || outcome.code !== 'ENGINE_EXIT_NONZERO') return outcome;
+  return { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: `resume failed before any session was reported: ${outcome.message}` };
 }
 
 /** Codex starts a fresh thread, exit 0, when asked to resume an id it does not know as a thread. */

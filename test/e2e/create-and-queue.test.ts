@@ -48,7 +48,7 @@ t.test('API-12 an engine in effective_engines is accepted', async (t) => {
   t.equal(job.engine, 'codex');
   await waitForStatus(client, job.job_id);
   const skill = await client.request<{ effective_engines: string[] }>('skills/get', { skill_id: 'no-gemini' });
-  t.same(skill.effective_engines, ['codex', 'iflow']);
+  t.same(skill.effective_engines, ['codex', 'iflow', 'claude']);
 });
 
 t.test('API-13 an engine in unsupported_engines gets SKILL_ENGINE_UNSUPPORTED', async (t) => {
@@ -61,7 +61,7 @@ t.test('API-14 an engine missing from a declared engines list gets SKILL_ENGINE_
 
 t.test('create-time errors: SKILL_NOT_FOUND, ENGINE_UNKNOWN, INPUT_INVALID with the schema errors', async (t) => {
   t.equal((await createError(client, { skill_id: 'no-such-skill', engine: 'codex' })).dataCode, 'SKILL_NOT_FOUND');
-  t.equal((await createError(client, { skill_id: 'echo-auto', engine: 'claude' })).dataCode, 'ENGINE_UNKNOWN');
+  t.equal((await createError(client, { skill_id: 'echo-auto', engine: 'aider' })).dataCode, 'ENGINE_UNKNOWN');
   const invalid = await createError(client, { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 7, surprise: true } });
   t.equal(invalid.dataCode, 'INPUT_INVALID');
   t.match(invalid.details, { input: [{ path: String, message: String }], parameter: [] });

@@ -5,13 +5,13 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codex } from '../../daemon/engines/codex.js';
-import { makeCodexHome, makeGeminiHome, realEngineBins, type EngineHome } from '../fixtures/engine-homes.js';
+import { makeClaudeHome, makeCodexHome, makeGeminiHome, realEngineBins, type EngineHome } from '../fixtures/engine-homes.js';
 import { startModelServer, type ModelRequest } from '../fixtures/model-server.js';
 import { model, processesIn } from '../helpers/real-engine-runs.js';
 import { FIXTURES, ROOT, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 
 /**
- * The real Codex and Gemini CLIs (dev dependencies, exact versions) driven through the daemon,
+ * The real Codex, Gemini and Claude Code CLIs (dev dependencies, exact versions) driven through the daemon,
  * offline, against a scripted model server on 127.0.0.1. A flag the real CLI rejects fails here.
  */
 const bins = realEngineBins(join(ROOT, 'node_modules'));
@@ -24,15 +24,19 @@ const BIG_REPLY = `--${'0123456789'.repeat(99_990)} ✓ end`;
 /** An input value of about 500 KB. */
 const BIG_INPUT = `--${'i'.repeat(500_000)}`;
 
-for (const engine of ['codex', 'gemini'] as const) {
+/** How each engine's home is made. */
+const HOMES = { codex: makeCodexHome, gemini: makeGeminiHome, claude: makeClaudeHome } as const;
+
+for (const engine of ['codex', 'gemini', 'claude'] as const) {
   const bin = bins[engine];
   t.test(`real ${engine} CLI through the daemon`, { skip: bin === null ? `the real ${engine} CLI is not installed in node_modules (npm ci installs it as a dev dependency); these tests did NOT run` : false }, async (t) => {
     const server = await startModelServer({ script: model });
-    const home: EngineHome = engine === 'codex' ? await makeCodexHome(server.url) : await makeGeminiHome(server.url);
+    const home: EngineHome = await HOMES[engine](server.url);
     const engines = {
       codex: { command: [join(FIXTURES, 'fake-codex.mjs')] },
       gemini: { command: [join(FIXTURES, 'fake-gemini.mjs')] },
       iflow: { command: [join(FIXTURES, 'fake-iflow.mjs')] },
+      claude: { command: [join(FIXTURES, 'fake-claude.mjs')] },
       // Gemini's own --help can take over the probe's 5 s on a loaded machine: its profile is forced here.
       [engine]: { command: [bin as string], env: home.env, ...(engine === 'gemini' ? { profile: 'resumable' } : {}) },
     };
@@ -54,7 +58,7 @@ for (const engine of ['codex', 'gemini'] as const) {
 
     t.test('interactive: ask, wait, reply, resume the same session in a new process, succeed', async (t) => {
       const created = await create('ask', 'interactive');
-      if (engine === 'codex') t.match(created, { interactive_profile: { kind: 'resumable', reason: /exits 0/ } }, 'PR-1 the real codex passes the resume probe');
+      if (engine !== 'gemini') t.match(created, { interactive_profile: { kind: 'resumable', reason: /exits 0/ } }, `PR-1 the real ${engine} passes the resume probe`);
       const waiting = await waitForStatus(client, created.job_id, ['waiting_user', 'failed', 'succeeded']);
       t.equal(waiting.status, 'waiting_user', JSON.stringify(waiting.error));
       const handle = waiting['session_handle'] as { handle_value: string };
@@ -87,7 +91,7 @@ for (const engine of ['codex', 'gemini'] as const) {
     }
 
     t.test('a model name reaches the CLI as --model=; a ~500 KB input and a ~1 MB reply go on stdin and reach the model whole', async (t) => {
-      const other = engine === 'codex' ? 'other-model' : 'gemini-2.5-pro';
+      const other = { codex: 'other-model', gemini: 'gemini-2.5-pro', claude: 'claude-other-model' }[engine];
       t.not(other, home.model, 'not the model the home selects');
       const since = server.modelRequests().length;
       const created = await create('ask', 'interactive', { input: { scenario: 'ask', emit: BIG_INPUT }, model: other });
@@ -130,7 +134,8 @@ for (const engine of ['codex', 'gemini'] as const) {
       const created = await create('ask', 'interactive');
       await waitForStatus(client, created.job_id, ['waiting_user']);
       // Lose the engine's saved sessions, as after a wiped home.
-      for (const saved of engine === 'codex' ? ['sessions'] : [join('.gemini', 'tmp')]) await rm(join(home.dir, saved), { recursive: true, force: true });
+      const saved = { codex: 'sessions', gemini: join('.gemini', 'tmp'), claude: 'projects' }[engine];
+      await rm(join(home.dir, saved), { recursive: true, force: true });
       await client.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: 'Rome' });
       const failed = await waitForStatus(client, created.job_id);
       t.match(failed, { status: 'failed', error: { code: 'SESSION_RESUME_FAILED' } });

@@ -134,10 +134,10 @@ t.test('status, skills and engines answer in human and JSON form', async (t) => 
   t.match(status.stdout, /^slots:\s+\d+\/4 used, \d+ queued$/m);
   t.equal((JSON.parse((await ctl(['status', '--json'])).stdout) as { socket: string }).socket, daemon.socket);
   const skills = await ctl(['skills']);
-  t.match(skills.stdout, /^echo-auto\s+1\.0\.0\s+ok\s+auto\s+codex,gemini,iflow/m);
+  t.match(skills.stdout, /^echo-auto\s+1\.0\.0\s+ok\s+auto\s+codex,gemini,iflow,claude/m);
   t.match(JSON.parse((await ctl(['skills', 'show', 'echo-auto', '--json'])).stdout), { id: 'echo-auto', schemas: { output: { required: ['greeting'] } } });
   const engines = JSON.parse((await ctl(['engines', '--json'])).stdout) as { engines: Array<{ name: string }> };
-  t.same(engines.engines.map((e) => e.name).sort(), ['codex', 'gemini', 'iflow']);
+  t.same(engines.engines.map((e) => e.name).sort(), ['claude', 'codex', 'gemini', 'iflow']);
 });
 
 t.test('call sends a raw request; an error answer goes to stderr as JSON with exit 1', async (t) => {

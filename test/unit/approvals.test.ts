@@ -27,7 +27,8 @@ function refusal(fn: () => void): string {
 t.test('approvals "ask" is accepted only where a live session can ask', async (t) => {
   t.equal(refusal(() => checkApprovals(job({}))), 'accepted', 'interactive, sticky, an engine with a live protocol');
   t.equal(refusal(() => checkApprovals(job({ approvals: 'auto', execution_mode: 'auto', interactive_profile: null }))), 'accepted', 'auto asks nothing');
-  t.equal(refusal(() => checkApprovals(job({ approvals: undefined }))), 'accepted', 'a record without the field is auto');
+  const { approvals: _dropped, ...older } = job({ execution_mode: 'auto', interactive_profile: null });
+  t.equal(refusal(() => checkApprovals(older)), 'accepted', 'a record without the field is auto');
   t.match(refusal(() => checkApprovals(job({ execution_mode: 'auto', interactive_profile: null }))), /an auto job never waits for a person/);
   t.match(refusal(() => checkApprovals(job({ engine: 'gemini', interactive_profile: { kind: 'resumable', reason: 'probe' } }))), /gemini runs this job as resumable, not in a live session/);
 });

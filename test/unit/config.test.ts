@@ -52,6 +52,7 @@ t.test('defaults without any XDG variables', async (t) => {
       codex: { command: ['codex'], env: {}, profile: 'probe' },
       gemini: { command: ['gemini'], env: {}, profile: 'probe' },
       iflow: { command: ['iflow'], env: {}, profile: 'probe' },
+      claude: { command: ['claude'], env: {}, profile: 'probe' },
     },
   });
 });
@@ -161,6 +162,7 @@ t.test('engines.<name>.command, env and profile', async (t) => {
     codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable' },
     gemini: { command: ['gemini'], env: {}, profile: 'probe' },
     iflow: { command: ['iflow'], env: {}, profile: 'sticky_process' },
+    claude: { command: ['claude'], env: {}, profile: 'probe' },
   });
 });
 
@@ -173,11 +175,11 @@ t.test('unknown top-level key: ConfigError names the key and the file', async (t
 });
 
 t.test('unknown engine: ConfigError names engines.<name>', async (t) => {
-  const file = await configFile({ engines: { claude: { command: ['claude'] } } });
+  const file = await configFile({ engines: { aider: { command: ['aider'] } } });
   const message = await configError(loadConfig(sources({ flags: { config: file } })));
-  t.match(message, /"engines\.claude"/);
+  t.match(message, /"engines\.aider"/);
   t.match(message, /not a known engine/);
-  t.match(message, /codex, gemini, iflow/);
+  t.match(message, /codex, gemini, iflow, claude/);
 });
 
 t.test('unknown key inside an engine: ConfigError names engines.<name>.<key>', async (t) => {

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { claude } from '../../daemon/engines/claude.js';
 import { codex } from '../../daemon/engines/codex.js';
 import { sessionIdOf, type EngineAdapter, type TurnParser } from '../../daemon/engines/engine.js';
 import { gemini } from '../../daemon/engines/gemini.js';
@@ -11,8 +12,9 @@ function feed(parser: TurnParser, stream: 'stdout' | 'stderr', text: string): vo
   for (const line of text.split('\n')) parser.line(stream, line);
 }
 
-t.test('the registry knows exactly codex, gemini and iflow', async (t) => {
-  t.same(Object.keys(ENGINES).sort(), ['codex', 'gemini', 'iflow']);
+t.test('the registry knows exactly codex, gemini, iflow and claude', async (t) => {
+  t.same(Object.keys(ENGINES).sort(), ['claude', 'codex', 'gemini', 'iflow']);
+  t.equal(ENGINES.claude, claude);
   t.equal(ENGINES.codex, codex);
   t.equal(ENGINES.gemini, gemini);
   t.equal(ENGINES.iflow, iflow);

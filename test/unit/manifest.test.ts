@@ -66,7 +66,7 @@ t.test('a valid skill loads with defaults filled in', async (t) => {
   t.same(skill.execution_modes, ['auto', 'interactive']);
   t.equal(skill.engines, null);
   t.same(skill.unsupported_engines, []);
-  t.same(skill.effective_engines, ['codex', 'gemini', 'iflow'], 'API-12 every known engine when engines is absent');
+  t.same(skill.effective_engines, ['codex', 'gemini', 'iflow', 'claude'], 'API-12 every known engine when engines is absent');
   t.equal(skill.max_attempt, null);
   t.equal(skill.path, path);
   t.same(skill.artifacts, [{ role: 'report', pattern: '*.md', required: false }]);
@@ -114,7 +114,7 @@ t.test('API-13 unsupported_engines removes an engine', async (t) => {
   const dir = await skillsDir();
   const skill = await loadSkill(await writeSkill(dir, 'no-gemini', { runner: { id: 'no-gemini', version: '1', execution_modes: ['auto'], unsupported_engines: ['gemini'] } }));
   t.same(skill.unsupported_engines, ['gemini']);
-  t.same(skill.effective_engines, ['codex', 'iflow']);
+  t.same(skill.effective_engines, ['codex', 'iflow', 'claude']);
 });
 
 t.test('API-14 an engines allow-list without the engine excludes it', async (t) => {
@@ -125,12 +125,13 @@ t.test('API-14 an engines allow-list without the engine excludes it', async (t) 
 });
 
 t.test('effectiveEngines = (engines ?? all) - unsupported, known engines only', async (t) => {
-  t.same(effectiveEngines(undefined, undefined), ['codex', 'gemini', 'iflow']);
+  t.same(effectiveEngines(undefined, undefined), ['codex', 'gemini', 'iflow', 'claude']);
   t.same(effectiveEngines(['iflow', 'codex'], undefined), ['codex', 'iflow'], 'in the daemon\'s engine order');
   t.same(effectiveEngines(['codex', 'gemini'], ['codex']), ['gemini']);
-  t.same(effectiveEngines(['codex', 'claude'], []), ['codex'], 'unknown names are dropped');
+  t.same(effectiveEngines(['codex', 'aider'], []), ['codex'], 'unknown names are dropped');
+  t.same(effectiveEngines(['claude', 'codex'], undefined), ['codex', 'claude'], 'claude comes last');
   t.same(effectiveEngines([], undefined), []);
-  t.same(effectiveEngines(undefined, ['codex', 'gemini', 'iflow']), []);
+  t.same(effectiveEngines(undefined, ['codex', 'gemini', 'iflow', 'claude']), []);
 });
 
 t.test('D-6 max_attempt is allowed with interactive mode and must be an integer >= 1', async (t) => {
@@ -261,7 +262,7 @@ t.test('registry: loadAll lists every skill sorted, with counts; hidden folders 
     execution_modes: ['interactive'],
     engines: null,
     unsupported_engines: ['iflow'],
-    effective_engines: ['codex', 'gemini'],
+    effective_engines: ['codex', 'gemini', 'claude'],
     max_attempt: 2,
     path: join(dir, 'alpha'),
     status: 'ok',

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { STDERR_TAIL_LINES, classify, keepTail } from '../../daemon/jobs/turn.js';
+import { STDERR_TAIL_LINES, checkResumed, classify, keepTail } from '../../daemon/jobs/turn.js';
 
 const spawnFailed = { code: null, signal: null, spawnError: 'E2BIG' };
 const bigPrompt = 'p'.repeat(200_000);
@@ -21,4 +21,14 @@ t.test('the stderr tail keeps the last non-blank lines, oldest first', async (t)
   t.same(tail, ['three', 'four', 'five', 'six', 'seven']);
   const outcome = classify({ code: 1, signal: null, spawnError: null }, null, { argv: ['x'], hardTimeoutMs: 1000, resuming: false }, { sawOutput: true, stderrTail: tail });
   t.same(outcome, { kind: 'failed', code: 'ENGINE_EXIT_NONZERO', message: 'engine exited with code 1: three | four | five | six | seven' });
+});
+
+t.test('a failed resume whose output named no session is SESSION_RESUME_FAILED; with a session, or a first turn, it stays ENGINE_EXIT_NONZERO', async (t) => {
+  const exited = { kind: 'failed', code: 'ENGINE_EXIT_NONZERO', message: 'engine exited with code 1: No conversation found' } as const;
+  t.same(checkResumed(exited, null, true), { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: 'resume failed before any session was reported: engine exited with code 1: No conversation found' });
+  t.same(checkResumed(exited, 'S-1', true), exited);
+  t.same(checkResumed(exited, null, false), exited);
+  t.same(checkResumed({ kind: 'ok' }, null, true), { kind: 'ok' });
+  const timeout = { kind: 'failed', code: 'TIMEOUT', message: 'x' } as const;
+  t.same(checkResumed(timeout, null, true), timeout);
 });

@@ -1,0 +1,80 @@
+import { parseObject } from './json-text.js';
+import { modelArgs, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+
+/** What every one-shot turn runs with: print mode, stream-json events, and tools run unasked (as Codex `--yolo`). */
+const ONE_SHOT = ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'];
+
+/** `--` keeps a prompt such as `--help me` from being read as an option; without a prompt, the CLI reads it from stdin. */
+function promptArgs(prompt: string | null): string[] {
+  return prompt === null ? [] : ['--', prompt];
+}
+
+/** `claude -p --output-format stream-json --verbose`: NDJSON events on stdout, ending with a `result` event. */
+export const claude: EngineAdapter = {
+  name: 'claude',
+  startArgs: (prompt, model) => [...ONE_SHOT, ...modelArgs(model), ...promptArgs(prompt)],
+  // `--resume` takes an optional value: the `=` form binds the id to it, whatever follows.
+  resumeArgs: (sessionId, prompt, model) => [...ONE_SHOT, `--resume=${sessionId}`, ...modelArgs(model), ...promptArgs(prompt)],
+  // Claude Code 2.1 reads a piped stdin to EOF (after the argument, if any) and refuses an empty
+  // prompt (exit 1); its only bound is the model's context ("Prompt is too long", an error result).
+  prompt: { maxChars: null, stdinMaxBytes: Number.POSITIVE_INFINITY, emptyOk: false, argvReserved: [] },
+  newParser: () => new ClaudeParser(),
+  env: {},
+  probe: { helpHint: '--resume', resumeCheckArgs: ['--resume=probe-session', '--help'] },
+};
+
+/** Reads Claude Code's stream-json events (one-shot and live alike). */
+export class ClaudeParser implements TurnParser {
+  #turn: ParsedTurn = { sessionId: null, messages: [], engineError: null };
+  #ended = false;
+
+  get turnEnded(): boolean {
+    return this.#ended;
+  }
+
+  line(stream: 'stdout' | 'stderr', text: string): void {
+    if (stream !== 'stdout') return;
+    const event = parseObject(text);
+    if (event === null) return;
+    switch (event['type']) {
+      case 'system':
+        if (event['subtype'] === 'init') this.#turn.sessionId ??= sessionIdOf(event['session_id']);
+        break;
+      case 'assistant': {
+        const text = assistantText(event);
+        if (text !== null) this.#turn.messages.push(text);
+        break;
+      }
+      case 'result':
+        this.#ended = true;
+        this.#turn.engineError = resultError(event);
+        break;
+      default:
+        break;
+    }
+  }
+
+  result(): ParsedTurn {
+    return { ...this.#turn, messages: [...this.#turn.messages] };
+  }
+}
+
+/** The text blocks of an `assistant` event, joined; null when it has none (a tool call alone). */
+export function assistantText(event: Record<string, unknown>): string | null {
+  const content = (event['message'] as { content?: unknown } | undefined)?.content;
+  if (!Array.isArray(content)) return null;
+  const texts = content.flatMap((block) => {
+    const { type, text } = (block ?? {}) as { type?: unknown; text?: unknown };
+    return type === 'text' && typeof text === 'string' ? [text] : [];
+  });
+  return texts.length === 0 ? null : texts.join('');
+}
+
+/** What went wrong according to a `result` event, or null for a success. */
+export function resultError(event: Record<string, unknown>): string | null {
+  if (event['subtype'] === 'success' && event['is_error'] !== true) return null;
+  const errors = Array.isArray(event['errors']) ? event['errors'].filter((e): e is string => typeof e === 'string') : [];
+  if (errors.length > 0) return errors.join('; ');
+  if (typeof event['result'] === 'string' && event['result'] !== '') return event['result'];
+  return `turn ended with ${String(event['subtype'] ?? 'an error')}`;
+}

@@ -1,0 +1,137 @@
+// The Claude Code stream-json live session against the fake Claude in stream-json mode (which
+// prints what the real one prints; see fake-claude-transcripts.test.ts). The real CLI's one-shot
+// mode: test/e2e/real-engines.test.ts.
+import t from 'tap';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { claudeStreamJson } from '../../daemon/engines/claude/stream-json.js';
+import type { ApprovalRequest, LiveEvent, LiveStart } from '../../daemon/engines/live-session.js';
+import { FIXTURES, waitForFile } from '../helpers/daemon.js';
+import { startLive, type LiveProcess } from '../helpers/live-process.js';
+
+const FAKE = [join(FIXTURES, 'fake-claude.mjs')];
+
+async function live(t: { teardown(fn: () => unknown): void }, approvals: LiveStart['approvals'] = 'auto'): Promise<LiveProcess & { cwd: string; sessionId: string }> {
+  const cwd = await mkdtemp(join(tmpdir(), 'skilld-live-'));
+  const sessionId = randomUUID();
+  const proc = startLive(FAKE, claudeStreamJson, { engine: 'claude', model: null, cwd, approvals, newSessionId: sessionId });
+  t.teardown(async () => {
+    await proc.kill();
+    await rm(cwd, { recursive: true, force: true });
+  });
+  return { ...proc, cwd, sessionId };
+}
+
+function calls(cwd: string): Array<{ prompt: string; resume: boolean; session: string; pid: number }> {
+  return readFileSync(join(cwd, '.fake-engine', 'calls.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { prompt: string; resume: boolean; session: string; pid: number });
+}
+
+t.test('argv: stream-json both ways, the chosen session id in one element, approvals by mode', async (t) => {
+  const start: LiveStart = { engine: 'claude', model: null, cwd: '/', approvals: 'auto', newSessionId: 'S' };
+  const base = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--session-id=S'];
+  t.same(claudeStreamJson.argv(start), [...base, '--dangerously-skip-permissions']);
+  t.same(claudeStreamJson.argv({ ...start, approvals: 'ask', model: '--m' }), [...base, '--model=--m', '--permission-prompt-tool', 'stdio']);
+});
+
+t.test('two turns in one process: open gives the chosen session id, each turn ends at its result, a reply starting with dashes arrives verbatim', async (t) => {
+  const p = await live(t);
+  t.equal(await p.session.open(), p.sessionId, 'nothing is printed before the first input: the id is the one we chose');
+  const events: LiveEvent[] = [];
+  const first = await p.session.prompt('Go.\n- scenario: "ask_plain"\n', (e) => events.push(e));
+  t.same(first, { outcome: 'completed', messages: ['Which city should I use?'], error: null });
+  t.same(events, [{ type: 'message', text: 'Which city should I use?' }]);
+  const second = await p.session.prompt('--help me, Paris', () => undefined);
+  t.equal(second.outcome, 'completed');
+  t.match(second.messages.at(-1), /"reply": "--help me, Paris"/);
+  t.same(calls(p.cwd).map((c) => [c.prompt.startsWith('Go.') ? 'first' : c.prompt, c.resume, c.session]), [
+    ['first', false, p.sessionId],
+    ['--help me, Paris', true, p.sessionId],
+  ]);
+  t.equal(new Set(calls(p.cwd).map((c) => c.pid)).size, 1, 'one process served both');
+  t.equal(await p.end(), 0, 'stdin closed while idle: it exits 0');
+});
+
+t.test('interrupt: a control_request ends the turn as interrupted, and the process serves the next one', async (t) => {
+  const p = await live(t);
+  await p.session.open();
+  const running = p.session.prompt('- scenario: "hang"\n', () => undefined);
+  await waitForFile(join(p.cwd, '.fake-engine', 'child-pid'));
+  p.session.interrupt();
+  t.same(await running, { outcome: 'interrupted', messages: [], error: null });
+  t.equal((await p.session.prompt('and now?', () => undefined)).outcome, 'completed');
+  p.session.interrupt();
+  t.pass('an interrupt between turns is a no-op');
+});
+
+t.test('approvals: can_use_tool is an approval event; allow runs the command with its input, deny does not', async (t) => {
+  for (const decision of ['allow', 'deny'] as const) {
+    const p = await live(t, 'ask');
+    await p.session.open();
+    const asked: ApprovalRequest[] = [];
+    const result = await p.session.prompt('- scenario: "approve"\n', (event) => {
+      if (event.type !== 'approval') return;
+      asked.push(event.request);
+      p.session.answer(event.request.id, decision);
+    });
+    t.equal(asked.length, 1, decision);
+    t.match(asked[0], { kind: 'command', summary: 'run: touch approved.txt', detail: { tool_name: 'Bash', input: { command: 'touch approved.txt' } } });
+    t.equal(existsSync(join(p.cwd, 'approved.txt')), decision === 'allow', `${decision}: the command ran only if allowed`);
+    t.match(result.messages.at(-1), decision === 'allow' ? /"approved": true/ : /"approved": false/);
+  }
+});
+
+t.test('approvals in auto mode: the tool runs unasked', async (t) => {
+  const p = await live(t, 'auto');
+  await p.session.open();
+  const events: LiveEvent[] = [];
+  const result = await p.session.prompt('- scenario: "approve"\n', (e) => events.push(e));
+  t.notOk(events.some((e) => e.type === 'approval'));
+  t.ok(existsSync(join(p.cwd, 'approved.txt')));
+  t.match(result.messages.at(-1), /"approved": true/);
+});
+
+t.test('dispose rejects the turn in flight at once, and every later call', async (t) => {
+  const p = await live(t);
+  await p.session.open();
+  const running = p.session.prompt('- scenario: "hang"\n', () => undefined);
+  p.session.dispose(new Error('stopped'));
+  await t.rejects(running, { message: 'stopped' });
+  await t.rejects(p.session.prompt('again', () => undefined), { message: 'stopped' });
+  await t.rejects(p.session.open(), { message: 'stopped' });
+});
+
+t.test('the process dying mid-turn rejects the turn', async (t) => {
+  const p = await live(t);
+  await p.session.open();
+  const running = p.session.prompt('- scenario: "exit1"\n', () => undefined);
+  t.equal(await p.exited, 1);
+  await t.rejects(running, /exited with 1/);
+});
+
+t.test('in memory: an error result fails the turn with its errors; one answer per request; requests outside a turn are refused', async (t) => {
+  const sent: Array<Record<string, unknown>> = [];
+  const session = claudeStreamJson.connect({ send: (line) => sent.push(JSON.parse(line) as Record<string, unknown>) }, { engine: 'claude', model: null, cwd: '/', approvals: 'ask', newSessionId: 'S' });
+  session.receive('{"type":"control_request","request_id":"r0","request":{"subtype":"can_use_tool","tool_name":"Write","input":{"file_path":"/x"}}}');
+  t.match(sent.pop(), { type: 'control_response', response: { request_id: 'r0', response: { behavior: 'deny' } } }, 'no turn: denied');
+  const events: LiveEvent[] = [];
+  const turn = session.prompt('hi', (e) => events.push(e));
+  t.same(sent.pop(), { type: 'user', message: { role: 'user', content: [{ type: 'text', text: 'hi' }] } });
+  session.receive('{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"Edit","input":{"file_path":"/a/b.txt","old_string":"x"}}}');
+  session.receive('{"type":"control_request","request_id":"r2","request":{"subtype":"can_use_tool","tool_name":"WebFetch","input":{"url":"http://x/\\nline"}}}');
+  session.receive('{"type":"control_request","request_id":"r3","request":{"subtype":"mcp_message"}}');
+  t.match(sent.pop(), { type: 'control_response', response: { subtype: 'error', request_id: 'r3' } }, 'an unknown request gets an error answer');
+  t.match(events, [
+    { type: 'approval', request: { id: 'r1', kind: 'file_change', summary: 'change files: /a/b.txt' } },
+    { type: 'approval', request: { id: 'r2', kind: 'tool', summary: 'WebFetch: {"url":"http://x/\\nline"}' } },
+  ]);
+  session.answer('r1', 'allow');
+  session.answer('r1', 'deny');
+  session.answer('nope', 'allow');
+  t.same(sent, [{ type: 'control_response', response: { subtype: 'success', request_id: 'r1', response: { behavior: 'allow', updatedInput: { file_path: '/a/b.txt', old_string: 'x' } } } }], 'one answer, with the input as it came');
+  session.receive('not json');
+  session.receive('{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["API Error: 500"]}');
+  t.same(await turn, { outcome: 'failed', messages: [], error: 'API Error: 500' });
+});
