@@ -4,8 +4,8 @@
 // running received by a subscribed client), against the same daemon idle before the load
 // (RSS, CPU) and the daemon/ping round trip on the loaded daemon (reply latency).
 //
-// gemini is configured as the sticky engine (FAKE_ENGINE_STICKY + FAKE_ENGINE_NO_RESUME, profile
-// forced to sticky_process) and codex as the resumable one (profile forced to resumable), so no
+// gemini is configured as the sticky engine (its fake's live ACP mode; FAKE_ENGINE_NO_RESUME,
+// profile forced to sticky_process) and codex as the resumable one (profile forced to resumable), so no
 // probe runs. max_concurrent is sticky + 10: the sticky jobs hold 200 slots, 10 serve the turns
 // of the resumable ones.
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ import { measureCpu, processAlive } from './lib/proc.js';
 import { fmt, fmtSummary, summarize } from './lib/stats.js';
 import { nowMs, range, runPool, sleep } from './lib/util.js';
 
-export const STICKY_ENV = { FAKE_ENGINE_STICKY: '1', FAKE_ENGINE_NO_RESUME: '1' };
+export const STICKY_ENV = { FAKE_ENGINE_NO_RESUME: '1' };
 
 const SPARE_SLOTS = 10;
 

@@ -22,6 +22,7 @@
 // time to the `finished` event with INTERACTION_PROCESS_LOST is measured, against a directly
 // spawned sticky fake whose parent sees its `exit` event.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BenchContext, Benchmark } from './lib/context.js';
@@ -60,18 +61,16 @@ function bareTimers(first: number, count: number): { lateness: Promise<number[]>
   return { lateness };
 }
 
-/** A sticky fake spawned directly: waits until it has asked, kills it, returns kill → exit event. */
+/** A live fake (ACP mode) spawned directly: waits until it has started, kills it, returns kill → exit event. */
 async function directDeath(argv: readonly string[], cwd: string): Promise<number> {
   const child = spawn(fakeEngine('gemini'), argv, { cwd, env: benchEnv(STICKY_ENV), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   child.stderr.resume();
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.endsWith('}\n')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`the direct sticky fake exited (${String(code)}) before asking`)));
-  });
+  child.stdout.resume();
+  const started = join(cwd, '.fake-engine', 'pid');
+  for (let tries = 0; !existsSync(started); tries += 1) {
+    if (tries >= 500 || child.exitCode !== null) throw new Error(`the direct live fake did not start (${String(child.exitCode)})`);
+    await sleep(10);
+  }
   await sleep(20);
   const exited = new Promise<number>((resolve) => child.once('exit', () => resolve(nowMs())));
   const t0 = nowMs();

@@ -37,7 +37,7 @@ export interface EngineAdapter {
   /** Text that `<command> --help` must contain for the resume probe, and the dynamic probe's argv. */
   readonly probe: { helpHint: string; resumeCheckArgs: string[] };
   /** The engine's long-lived protocol, which sticky jobs run over (see live-session.ts). */
-  readonly live?: LiveProtocol;
+  readonly live: LiveProtocol;
 }
 
 /** `--model=<name>`: the `=` form, so that no model name can be read as an option of its own. */

@@ -1,6 +1,5 @@
 import { SkilldError } from '../../rpc/errors.js';
 import type { ApprovalDecision, ApprovalRequest } from '../engines/live-session.js';
-import { ENGINES } from '../engines/registry.js';
 import type { Pending } from './gate.js';
 import type { Job } from './job.js';
 
@@ -16,8 +15,7 @@ export const APPROVAL_ANSWERS: readonly ApprovalDecision[] = ['allow', 'deny'];
 /** Refuses a job that asks for approvals where nothing could ask them: only a live session can. */
 export function checkApprovals(job: Job): void {
   if (job.approvals !== 'ask') return;
-  const live = job.interactive_profile?.kind === 'sticky_process' && ENGINES[job.engine].live !== undefined;
-  if (live) return;
+  if (job.interactive_profile?.kind === 'sticky_process') return;
   const why = job.execution_mode === 'auto' ? 'an auto job never waits for a person' : `${job.engine} runs this job as ${job.interactive_profile?.kind ?? 'a one-shot turn'}, not in a live session`;
   throw new SkilldError('INVALID_PARAMS', `approvals "ask" needs an interactive job in a live session (profile sticky_process): ${why}; pass approvals "auto" to let tools run unasked`, {
     details: { path: '/approvals', message: why },

@@ -10,7 +10,6 @@ import type { Store } from '../store/store.js';
 import type { EventLog } from './events.js';
 import type { EngineName, Job } from './job.js';
 import type { RunFolder } from './run-folder.js';
-import { StickyLinesSession } from './sticky-lines.js';
 import { StickySession } from './sticky-session.js';
 import type { TurnPlan } from './turn-plan.js';
 import { startTurn, type TurnHandle } from './turn.js';
@@ -36,9 +35,6 @@ export interface StickyHooks {
   onApproval(request: ApprovalRequest): void;
 }
 
-/** The live process of a sticky job: over the engine's protocol, or stdin lines for an engine without one. */
-export type Sticky = StickySession | StickyLinesSession;
-
 /**
  * Starts engine processes for turns: a per-turn process, or a sticky session that lives across
  * turns. Every process is recorded in the store while it runs, for restart recovery.
@@ -55,7 +51,7 @@ export class Launcher {
    * The process is spawned before this returns (nothing is awaited first); `recorded` settles
    * once the process is in the store.
    */
-  launch(job: Job, attempt: number, plan: TurnPlan, folder: RunFolder, hooks: StickyHooks): { turn: TurnHandle; session: Sticky | null; recorded: Promise<void> } {
+  launch(job: Job, attempt: number, plan: TurnPlan, folder: RunFolder, hooks: StickyHooks): { turn: TurnHandle; session: StickySession | null; recorded: Promise<void> } {
     const adapter = ENGINES[job.engine];
     const spec = {
       argv: plan.argv,
@@ -66,16 +62,12 @@ export class Launcher {
       onOutput: (stream: 'stdout' | 'stderr', text: string) => this.#d.events.emit(job.job_id, 'output', { stream, text }),
     };
     const hardTimeoutMs = job.hard_timeout_sec * 1000;
-    if (job.interactive_profile?.kind === 'sticky_process' && adapter.live !== undefined) {
-      const start = { engine: job.engine, model: job.model, cwd: folder.workspace, approvals: job.approvals ?? 'auto', newSessionId: randomUUID() };
-      const argv = [...this.#d.config.engines[job.engine].command, ...adapter.live.argv(start)];
-      const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, argv, env: this.#d.engineEnv(job.engine, true), protocol: adapter.live, start, graceMs: this.#d.config.kill_grace_ms, ...hooks });
-      const turn = session.turn(plan.prompt, hardTimeoutMs, null);
-      return { turn, session, recorded: this.#record(job.job_id, session.pid, session.exited) };
-    }
     if (job.interactive_profile?.kind === 'sticky_process') {
-      const session = new StickyLinesSession(this.#d.spawner, this.#d.clock, { ...spec, onLost: hooks.onLost });
-      const turn = session.turn(adapter.newParser(), hardTimeoutMs, null, null);
+      const live = adapter.live;
+      const start = { engine: job.engine, model: job.model, cwd: folder.workspace, approvals: job.approvals ?? 'auto', newSessionId: randomUUID() };
+      const argv = [...this.#d.config.engines[job.engine].command, ...live.argv(start)];
+      const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, argv, env: this.#d.engineEnv(job.engine, true), protocol: live, start, graceMs: this.#d.config.kill_grace_ms, ...hooks });
+      const turn = session.turn(plan.prompt, hardTimeoutMs, null);
       return { turn, session, recorded: this.#record(job.job_id, session.pid, session.exited) };
     }
     const expectedSession = plan.resuming ? (job.session_handle?.handle_value ?? null) : null;
@@ -84,10 +76,8 @@ export class Launcher {
   }
 
   /** A sticky job's next turn: the reply is the live process's next prompt (PR-12). */
-  nextStickyTurn(job: Job, attempt: number, session: Sticky, prompt: string, folder: RunFolder): TurnHandle {
-    if (session instanceof StickySession) return session.turn(prompt, job.hard_timeout_sec * 1000, logsOf(folder, attempt));
-    const line = `${JSON.stringify({ type: 'user', message: { role: 'user', content: prompt } })}\n`;
-    return session.turn(ENGINES[job.engine].newParser(), job.hard_timeout_sec * 1000, line, logsOf(folder, attempt));
+  nextStickyTurn(job: Job, attempt: number, session: StickySession, prompt: string, folder: RunFolder): TurnHandle {
+    return session.turn(prompt, job.hard_timeout_sec * 1000, logsOf(folder, attempt));
   }
 
   /**

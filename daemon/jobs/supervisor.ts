@@ -20,7 +20,7 @@ import { boundError, type EngineName, type InteractiveProfile, type Job } from '
 import { JobBases } from './job-bases.js';
 import { JobTasks } from './job-tasks.js';
 import { KeyedLock } from './keyed-lock.js';
-import { Launcher, type Sticky } from './launcher.js';
+import { Launcher } from './launcher.js';
 import { newJob } from './new-job.js';
 import { patchSkillMd, replyPrompt } from './prompt.js';
 import type { JobQueries } from './queries.js';
@@ -29,7 +29,7 @@ import { SettleWaiters } from './settle-waiters.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
 import { checkFirstPrompt, checkReply, planTurn } from './turn-plan.js';
 import { APPROVAL_KIND, approvalPending, checkApprovalReply, checkApprovals, decisionOf } from './approvals.js';
-import { StickySession } from './sticky-session.js';
+import type { StickySession } from './sticky-session.js';
 import type { TurnHandle, TurnReport } from './turn.js';
 
 export interface SupervisorDeps {
@@ -67,7 +67,7 @@ export class Supervisor {
   readonly #d: SupervisorDeps;
   readonly #lock = new KeyedLock();
   readonly #turns = new Map<string, TurnHandle>();
-  readonly #sessions = new Map<string, Sticky>();
+  readonly #sessions = new Map<string, StickySession>();
   readonly #bases: JobBases;
   readonly #histories: Histories;
   readonly #settleWaiters = new SettleWaiters();
@@ -261,7 +261,7 @@ export class Supervisor {
   }
 
   /** A sticky job's reply: written to the live process, which runs the next turn (PR-12). */
-  async #continueSticky(job: Job, session: Sticky, response: unknown): Promise<Job> {
+  async #continueSticky(job: Job, session: StickySession, response: unknown): Promise<Job> {
     const attempt = job.attempt + 1;
     const folder = this.runFolder(job.job_id);
     const prompt = replyPrompt(response);
@@ -410,7 +410,7 @@ export class Supervisor {
   async #moveOnAfterReply(job: Job, response: unknown, kind: string | null): Promise<Job> {
     const session = this.#sessions.get(job.job_id);
     if (job.interactive_profile?.kind === 'sticky_process') {
-      if (kind === APPROVAL_KIND && session instanceof StickySession && session.alive) {
+      if (kind === APPROVAL_KIND && session?.alive === true) {
         const next = await this.#apply(job, 'continue', { pending_interaction_id: null, wait_deadline_at: null });
         session.answerApproval(decisionOf(response));
         return next;

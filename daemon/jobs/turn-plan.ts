@@ -78,18 +78,16 @@ export function checkFirstPrompt(p: FirstTurnInput): void {
 
 /** Refuses a reply its job's engine cannot be given (INVALID_PARAMS), before it is stored. */
 export function checkReply(job: Job, response: unknown): void {
-  // A sticky job's reply is a line on the live process's stdin, never an argument.
+  // A sticky job's reply is a message of its live session's protocol, never an argument.
   if (job.interactive_profile?.kind === 'sticky_process') return;
   const route = routeFor(ENGINES[job.engine], job, replyPrompt(response));
   if (route.via === 'refused') throw refusal(`the response cannot reach ${job.engine}: ${route.reason}`, '/response', route.reason);
 }
 
 function routeFor(adapter: EngineAdapter, job: Job, prompt: string): PromptRoute {
-  const sticky = job.interactive_profile?.kind === 'sticky_process';
   // A live session's prompts are messages of its protocol, of any size (the launcher sends them).
-  if (sticky && adapter.live !== undefined) return { via: 'stdin' };
-  // Stdin lines: the process's stdin stays open for the replies, so its first prompt must be an argument.
-  return routePrompt(adapter, prompt, !sticky);
+  if (job.interactive_profile?.kind === 'sticky_process') return { via: 'stdin' };
+  return routePrompt(adapter, prompt, true);
 }
 
 function refusal(message: string, path: string, reason: string): SkilldError {

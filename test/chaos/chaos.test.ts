@@ -28,7 +28,7 @@ const config = {
   kill_grace_ms: 200,
   engines: {
     codex: { command: [join(FIXTURES, 'fake-codex.mjs')] },
-    gemini: { command: [join(FIXTURES, 'fake-gemini.mjs')], env: { FAKE_ENGINE_NO_RESUME: '1', FAKE_ENGINE_STICKY: '1' } },
+    gemini: { command: [join(FIXTURES, 'fake-gemini.mjs')], env: { FAKE_ENGINE_NO_RESUME: '1' } },
     iflow: { command: [join(FIXTURES, 'fake-iflow.mjs')] },
   },
 };

@@ -80,7 +80,7 @@ for (const engine of ENGINE_NAMES) {
     t.equal(calls[0]?.prompt, await prompt(waiting.job_id, 1));
     t.match(calls[0]?.prompt, /- emit: \{"greeting":"--version"\}/);
     t.equal(calls[1]?.prompt, '--help');
-    t.equal(calls[1]?.argv.at(-1), engine === 'codex' ? '--help' : '--prompt=--help', 'small prompts stay arguments');
+    t.equal(calls[1]?.argv.at(-1), engine === 'codex' || engine === 'claude' ? '--help' : '--prompt=--help', 'small prompts stay arguments');
     t.same((await client.request<{ output: unknown }>('jobs/result', { job_id: waiting.job_id })).output, { greeting: '--version', reply: '--help' });
   });
 

@@ -48,6 +48,10 @@ const ARGV = {
     start: (prompt: string) => ['--yolo', '--thinking', `--prompt=${prompt}`],
     resume: (id: string, prompt: string) => ['--resume', id, '--yolo', '--thinking', `--prompt=${prompt}`],
   },
+  claude: {
+    start: (prompt: string) => ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions', '--', prompt],
+    resume: (id: string, prompt: string) => ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions', `--resume=${id}`, '--', prompt],
+  },
 } as const;
 
 /** Session id formats of the real CLIs, as the fakes print them (fixtures README). */
@@ -55,12 +59,15 @@ const SESSION_ID = {
   codex: /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
   gemini: /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
   iflow: /^session-[0-9a-f]{32}$/,
+  claude: /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
 } as const;
 
 const IDS = {
   codex: 'PR-4 PR-8 TP-13',
   gemini: 'PR-5 PR-9 TP-9',
   iflow: 'PR-6 PR-10 TP-11',
+  // Claude Code came after the requirement scenarios: it has no ids of its own.
+  claude: '',
 } as const;
 
 t.test('PR-1 engines/list reports the resumable profile with a reason for every fake engine (the probe passes)', async (t) => {

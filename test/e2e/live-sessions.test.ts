@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { FIXTURES, TestDaemon, alive, rpcError, waitForFile, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
 
 /** The engines with a live protocol, each with its fake. */
-const LIVE_ENGINES = ['codex', 'gemini', 'iflow'] as const;
+const LIVE_ENGINES = ['codex', 'gemini', 'iflow', 'claude'] as const;
 
 /** How each protocol says, in the engine's output, that a turn ended interrupted. */
-const INTERRUPTED: Record<(typeof LIVE_ENGINES)[number], RegExp> = { codex: /"status":"interrupted"/, gemini: /"stopReason":"cancelled"/, iflow: /"stopReason":"cancelled"/ };
+const INTERRUPTED: Record<(typeof LIVE_ENGINES)[number], RegExp> = { codex: /"status":"interrupted"/, gemini: /"stopReason":"cancelled"/, iflow: /"stopReason":"cancelled"/, claude: /"subtype":"error_during_execution"/ };
 
 const engines = Object.fromEntries(LIVE_ENGINES.map((name) => [name, { command: [join(FIXTURES, `fake-${name}.mjs`)], profile: 'sticky_process' }]));
 const daemon = await TestDaemon.start({ config: { max_concurrent: 2, kill_grace_ms: 300, engines } });

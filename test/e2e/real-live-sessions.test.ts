@@ -1,19 +1,21 @@
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeCodexHome, realEngineBins, type EngineHome } from '../fixtures/engine-homes.js';
+import { existsSync } from 'node:fs';
+import { makeClaudeHome, makeCodexHome, makeGeminiHome, realEngineBins, type EngineHome } from '../fixtures/engine-homes.js';
 import { startModelServer } from '../fixtures/model-server.js';
 import { ENGINE_NAMES, FIXTURES, ROOT, TestDaemon, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
 import { model, processesIn } from '../helpers/real-engine-runs.js';
 
 /**
  * Sticky jobs on the real CLIs, offline, through the daemon: one live engine process per job
- * serves every turn over the engine's own protocol (Codex `app-server`).
+ * serves every turn over the engine's own protocol (Codex `app-server`, Gemini ACP, Claude Code
+ * stream-json).
  */
 const bins = realEngineBins(join(ROOT, 'node_modules'));
 t.setTimeout(300_000);
 
-const HOMES = { codex: makeCodexHome } as const;
+const HOMES = { codex: makeCodexHome, gemini: makeGeminiHome, claude: makeClaudeHome } as const;
 
 /** Every engine on its fake, for the engines a test does not run for real. */
 function fakeEngines(): Record<string, { command: string[] }> {
@@ -43,7 +45,7 @@ for (const engine of Object.keys(HOMES) as Array<keyof typeof HOMES>) {
       const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: 'interactive', input: { scenario: 'ask' } });
       t.match(created, { interactive_profile: { kind: 'sticky_process' } });
       const job = await waitForStatus(client, created.job_id, ['waiting_user', 'failed', 'succeeded']);
-      t.equal(job.status, 'waiting_user', JSON.stringify(job.error));
+      t.equal(job.status, 'waiting_user', `the job waits (error: ${JSON.stringify(job.error)})`);
       const workspace = join(daemon.runDir(created.job_id), 'workspace');
       return { jobId: created.job_id, workspace, engineProcesses: await processesIn(workspace) };
     };
@@ -51,7 +53,7 @@ for (const engine of Object.keys(HOMES) as Array<keyof typeof HOMES>) {
     t.test('ask, wait with the live process, reply to that same process, succeed', async (t) => {
       const { jobId, workspace, engineProcesses } = await waiting();
       t.equal((await treeRoots(engineProcesses)).length, 1, 'exactly one live engine (one process tree) while the job waits');
-      t.match(await client.request('jobs/get', { job_id: jobId }), { session_handle: { engine, handle_type: 'session_id', handle_value: /^[0-9a-f-]{36}$/ } });
+      t.match(await client.request('jobs/get', { job_id: jobId }), { session_handle: { engine, handle_type: 'session_id', handle_value: /^[0-9a-f-]{36}$/ } }, 'the engine named its session');
       // A while later, nothing has changed: the process waits with its conversation in memory.
       await new Promise((resolve) => setTimeout(resolve, 2000));
       t.match(await client.request('jobs/get', { job_id: jobId }), { status: 'waiting_user' });
@@ -80,6 +82,27 @@ for (const engine of Object.keys(HOMES) as Array<keyof typeof HOMES>) {
       const workspace = join(daemon.runDir(created.job_id), 'workspace');
       t.match(await client.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
       t.same(await processesIn(workspace), []);
+    });
+
+    t.test('approvals "ask": one command allowed, another denied, within the same turn and process', async (t) => {
+      const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: 'interactive', approvals: 'ask', input: { scenario: 'two_tools' } });
+      const workspace = join(daemon.runDir(created.job_id), 'workspace');
+      const answer = async (id: number, response: string, command: RegExp): Promise<void> => {
+        const waiting = await waitForStatus(client, created.job_id, ['waiting_user', 'failed', 'succeeded']);
+        t.equal(waiting.status, 'waiting_user', JSON.stringify(waiting.error));
+        t.match(await client.request('jobs/pending', { job_id: created.job_id }), { pending: { interaction_id: id, kind: 'approval', prompt: command, ui_hints: { approval: { kind: 'command' } } } });
+        await client.request('jobs/reply', { job_id: created.job_id, interaction_id: id, response });
+      };
+      await answer(1, 'allow', /touch allowed\.txt/);
+      const engineProcesses = await processesIn(workspace);
+      await answer(2, 'deny', /touch denied\.txt/);
+      const done = await waitForStatus(client, created.job_id);
+      t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+      t.equal(done['attempt'], 1, 'all in the first turn');
+      t.ok(existsSync(join(workspace, 'allowed.txt')), 'the allowed command ran');
+      t.notOk(existsSync(join(workspace, 'denied.txt')), 'the denied one did not');
+      t.ok(engineProcesses.length > 0);
+      t.match(await client.request('jobs/history', { job_id: created.job_id }), { interactions: [{ kind: 'approval', response: 'allow' }, { kind: 'approval', response: 'deny' }] });
     });
 
     t.test('SIGKILL of the live process while the job waits: INTERACTION_PROCESS_LOST', async (t) => {

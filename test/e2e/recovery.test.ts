@@ -4,7 +4,7 @@ import { FIXTURES, TestDaemon, alive, waitForFile, waitForStatus, type JobView }
 
 const engines = {
   codex: { command: [join(FIXTURES, 'fake-codex.mjs')] },
-  gemini: { command: [join(FIXTURES, 'fake-gemini.mjs')], env: { FAKE_ENGINE_NO_RESUME: '1', FAKE_ENGINE_STICKY: '1' } },
+  gemini: { command: [join(FIXTURES, 'fake-gemini.mjs')], env: { FAKE_ENGINE_NO_RESUME: '1' } },
   iflow: { command: [join(FIXTURES, 'fake-iflow.mjs')] },
 };
 

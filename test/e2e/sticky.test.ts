@@ -2,8 +2,8 @@ import t from 'tap';
 import { join } from 'node:path';
 import { ENGINE_NAMES, FIXTURES, TestDaemon, alive, waitForFile, waitForStatus, type JobView } from '../helpers/daemon.js';
 
-// The fakes fail the resume probe with FAKE_ENGINE_NO_RESUME and keep reading stdin with FAKE_ENGINE_STICKY.
-const stickyEnv = { FAKE_ENGINE_NO_RESUME: '1', FAKE_ENGINE_STICKY: '1' };
+// The fakes fail the resume probe with FAKE_ENGINE_NO_RESUME; sticky jobs then run in their protocol modes.
+const stickyEnv = { FAKE_ENGINE_NO_RESUME: '1' };
 const engines = Object.fromEntries(ENGINE_NAMES.map((n) => [n, { command: [join(FIXTURES, `fake-${n}.mjs`)], env: stickyEnv }]));
 const daemon = await TestDaemon.start({ config: { max_concurrent: 2, kill_grace_ms: 300, engines } });
 t.teardown(() => daemon.cleanup());

@@ -11,7 +11,7 @@ export const DAEMON_BIN = join(ROOT, 'dist', 'daemon', 'bin.js');
 export const SKILLCTL_BIN = join(ROOT, 'dist', 'clients', 'skillctl.js');
 export const FIXTURES = join(ROOT, 'test', 'fixtures');
 export const TEST_SKILLS = join(FIXTURES, 'skills');
-export const ENGINE_NAMES = ['codex', 'gemini', 'iflow'] as const;
+export const ENGINE_NAMES = ['codex', 'gemini', 'iflow', 'claude'] as const;
 export type TestEngine = (typeof ENGINE_NAMES)[number];
 
 export interface DaemonOptions {

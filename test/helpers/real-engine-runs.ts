@@ -16,6 +16,13 @@ export function model(request: ModelRequest): ModelReply {
       return { text: 'Which city should I use?' };
     case 'tool':
       return request.afterToolResult ? done() : { toolCall: { command: 'mkdir -p artifacts && echo written by the engine > artifacts/out.txt' } };
+    case 'two_tools': {
+      // Two commands in one turn: a person allows the first and denies the second.
+      const results = request.conversation.filter((entry) => entry.role === 'tool_result').length;
+      if (results === 0) return { toolCall: { command: 'touch allowed.txt' } };
+      if (results === 1) return { toolCall: { command: 'touch denied.txt' } };
+      return done();
+    }
     case 'sleep_tool':
       return request.afterToolResult ? { hang: true } : { toolCall: { command: 'sleep 1000' } };
     case 'hang':

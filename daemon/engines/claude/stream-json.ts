@@ -1,4 +1,4 @@
-import { assistantText, resultError } from '../claude.js';
+import { assistantText, resultError } from './events.js';
 import { modelArgs } from '../engine.js';
 import { parseObject } from '../json-text.js';
 import type { ApprovalDecision, ApprovalRequest, LiveEvent, LiveIo, LiveProtocol, LiveSession, LiveStart, LiveTurnResult } from '../live-session.js';
