@@ -14,9 +14,21 @@ export function optionLines(pending: PendingQuestion): string[] {
   });
 }
 
-/** The question itself: the prompt, then the numbered options. */
+/** The question itself: the prompt, then the numbered options; an approval is a yes/no question. */
 export function questionText(pending: PendingQuestion): string {
+  if (pending.kind === APPROVAL_KIND) return `${pending.prompt} [y/n]`;
   return [pending.prompt, ...optionLines(pending)].join('\n');
+}
+
+/** The kind of a pending that is a tool approval: answered `allow` or `deny`. */
+export const APPROVAL_KIND = 'approval';
+
+/** What a typed answer to an approval means: y, yes, allow → allow; n, no, deny → deny; else null (ask again). */
+export function approvalAnswer(answer: string): 'allow' | 'deny' | null {
+  const word = answer.trim().toLowerCase();
+  if (['y', 'yes', 'allow'].includes(word)) return 'allow';
+  if (['n', 'no', 'deny'].includes(word)) return 'deny';
+  return null;
 }
 
 /** What `pending` prints: a header line and the question, or that the job is not waiting. */

@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline';
 import { RpcCallError } from '../rpc/client.js';
 import type { Context } from './command.js';
 import { jobEvents } from './events.js';
-import { pickResponse, questionText, replyHint, valueText } from './interaction-text.js';
+import { APPROVAL_KIND, approvalAnswer, pickResponse, questionText, replyHint, valueText } from './interaction-text.js';
 import { reportResult } from './job-commands.js';
 import type { JobEvent, PendingQuestion, PendingView, ReplyAnswer, ResultView } from './wire.js';
 
@@ -50,19 +50,22 @@ function statusTo(event: JobEvent): string | undefined {
   return event.type === 'status_changed' && typeof data?.to === 'string' ? data.to : undefined;
 }
 
-/** Asks until the user gives a non-empty answer, sends it; true once sent (or the question went stale). */
+/** Asks until the user gives a usable answer, sends it; true once sent (or the question went stale). */
 async function askAndReply(ctx: Context, jobId: string, pending: PendingQuestion, ask: Ask): Promise<true | 'eof' | 'interrupted'> {
+  const approval = pending.kind === APPROVAL_KIND;
+  // An empty line (or, to an approval, anything but yes or no) asks again.
+  const usable = (answer: string): boolean => (approval ? approvalAnswer(answer) !== null : answer.trim() !== '');
   let answer: string | null;
   try {
-    // The whole question once; after an empty line just the prompt again.
+    // The whole question once; after that just the prompt again.
     answer = await ask(`\n${questionText(pending)}\n${ANSWER_PROMPT}`);
-    while (answer !== null && answer.trim() === '') answer = await ask(ANSWER_PROMPT);
+    while (answer !== null && !usable(answer)) answer = await ask(approval ? `y or n? ${ANSWER_PROMPT}` : ANSWER_PROMPT);
   } catch (error) {
     if (error instanceof PromptInterrupted) return 'interrupted';
     throw error;
   }
   if (answer === null) return 'eof';
-  const response = pickResponse(answer, pending);
+  const response = approval ? approvalAnswer(answer) : pickResponse(answer, pending);
   try {
     await ctx.client.request<ReplyAnswer>('jobs/reply', { job_id: jobId, interaction_id: pending.interaction_id, response });
     ctx.warn(`reply accepted: ${JSON.stringify(valueText(response))}`);

@@ -5,6 +5,8 @@ import t from 'tap';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ANSWER_PROMPT, interact } from '../../clients/interactive.js';
+import { capture } from '../helpers/skillctl.js';
 import { FIXTURES, TestDaemon, alive, rpcError, waitForFile, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
 
 /** The engines with a live protocol, each with its fake. */
@@ -23,6 +25,14 @@ async function started(engine: string, scenario: string, extra: Record<string, u
   const workspace = join(daemon.runDir(created.job_id), 'workspace');
   const pid = Number(await waitForFile(join(workspace, '.fake-engine', 'pid')));
   return { jobId: created.job_id, pid, workspace };
+}
+
+/** A job that waits for an approval (scenario approve, approvals ask), with its pending. */
+async function askingOn(engine: string, extra: Record<string, unknown> = {}): Promise<{ jobId: string; pid: number; workspace: string; pending: Record<string, unknown> }> {
+  const job = await started(engine, 'approve', { approvals: 'ask', ...extra });
+  await waitForStatus(client, job.jobId, ['waiting_user']);
+  const { pending } = await client.request<{ pending: Record<string, unknown> }>('jobs/pending', { job_id: job.jobId });
+  return { ...job, pending };
 }
 
 /** The attempt's raw engine output, as the daemon logged it. */
@@ -94,12 +104,7 @@ for (const engine of LIVE_ENGINES) {
 }
 
 for (const engine of LIVE_ENGINES) {
-  const asking = async (extra: Record<string, unknown> = {}): Promise<{ jobId: string; pid: number; workspace: string; pending: Record<string, unknown> }> => {
-    const job = await started(engine, 'approve', { approvals: 'ask', ...extra });
-    await waitForStatus(client, job.jobId, ['waiting_user']);
-    const { pending } = await client.request<{ pending: Record<string, unknown> }>('jobs/pending', { job_id: job.jobId });
-    return { ...job, pending };
-  };
+  const asking = (extra: Record<string, unknown> = {}): ReturnType<typeof askingOn> => askingOn(engine, extra);
 
   t.test(`${engine}: approvals "ask": a permission request is a question; allow runs the command within the same turn`, async (t) => {
     const { jobId, pid, workspace, pending } = await asking();
@@ -145,6 +150,18 @@ for (const engine of LIVE_ENGINES) {
     t.match(await client.request('daemon/status'), { slots: { used: 0 } });
   });
 }
+
+t.test('skillctl run asks an approval as a yes/no question, and asks again until the answer is one', async (t) => {
+  const { jobId, workspace } = await askingOn('codex');
+  const questions: string[] = [];
+  const answers = ['maybe', 'y'];
+  const ctx = capture(client);
+  t.equal(await interact(ctx, jobId, (q) => (questions.push(q), Promise.resolve(answers.shift() ?? null))), 0, ctx.err.join('\n'));
+  t.match(questions[0], /^\nAllow the agent to .*touch approved\.txt.*\? \[y\/n\]\nanswer> $/s);
+  t.equal(questions[1], `y or n? ${ANSWER_PROMPT}`);
+  t.match(ctx.err.join('\n'), /reply accepted: "allow"/);
+  t.ok(existsSync(join(workspace, 'approved.txt')));
+});
 
 t.test('approvals "ask" is refused up front where nothing could ask (an auto job; for a resumable one see approvals.test.ts)', async (t) => {
   const auto = await rpcError(client.request('jobs/create', { skill_id: 'echo-both', engine: 'codex', input: {}, approvals: 'ask' }));

@@ -1,9 +1,8 @@
 import t from 'tap';
 import { execFileSync, spawn } from 'node:child_process';
-import type { Context } from '../../clients/command.js';
 import { ANSWER_PROMPT, interact } from '../../clients/interactive.js';
 import { SKILLCTL_BIN, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
-import { runSkillctl, type Outcome } from '../helpers/skillctl.js';
+import { capture, runSkillctl, type CapturedContext, type Outcome } from '../helpers/skillctl.js';
 
 const daemon = await TestDaemon.start({ config: { kill_grace_ms: 300 } });
 t.teardown(() => daemon.cleanup());
@@ -119,12 +118,7 @@ t.test('run --mode interactive --wait without a terminal stops at the question a
   t.match(await finishedResult(view.job_id), { output: { reply: 'Paris' } });
 });
 
-/** A Context on the test's own client that collects what skillctl would print. */
-function captureContext(): Context & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return { client, json: false, out, err, print: (s) => void out.push(s), write: (s) => void out.push(s), warn: (s) => void err.push(s) };
-}
+const captureContext = (): CapturedContext => capture(client);
 
 t.test('the interaction loop: an option number picks its value; empty lines ask again; two rounds', async (t) => {
   const questions: string[] = [];

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import type { Context } from '../../clients/command.js';
+import type { RpcClient } from '../../rpc/client.js';
 import { SKILLCTL_BIN } from './daemon.js';
 
 const run = promisify(execFile);
@@ -21,4 +23,13 @@ export async function runSkillctl(argv: string[], env: NodeJS.ProcessEnv): Promi
     if (typeof failed.code !== 'number') throw error;
     return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
   }
+}
+
+export type CapturedContext = Context & { out: string[]; err: string[] };
+
+/** A skillctl Context on `client` that collects what skillctl would print. */
+export function capture(client: RpcClient): CapturedContext {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { client, json: false, out, err, print: (s) => void out.push(s), write: (s) => void out.push(s), warn: (s) => void err.push(s) };
 }
