@@ -3,6 +3,8 @@ import { join, resolve } from 'node:path';
 import { ENGINE_NAMES, type EngineName } from './jobs/job.js';
 
 export const PROFILE_CHOICES = ['probe', 'resumable', 'sticky_process'] as const;
+/** What happens to a waiting sticky job whose live process is lost (docs/engines.md, "Live sessions"). */
+export const STICKY_RECOVERY_CHOICES = ['fail', 'resume'] as const;
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 /** How engine processes are held together and stopped (docs/engines.md, "Containment"). */
 export const CONTAINMENT_CHOICES = ['auto', 'cgroup', 'process_group'] as const;
@@ -11,6 +13,7 @@ export interface EngineConfig {
   command: string[];
   env: Record<string, string>;
   profile: (typeof PROFILE_CHOICES)[number];
+  sticky_recovery: (typeof STICKY_RECOVERY_CHOICES)[number];
 }
 
 export interface Config {
@@ -143,14 +146,16 @@ function validateEngines(raw: unknown, fail: (key: string, problem: string) => n
   for (const name of ENGINE_NAMES) {
     const entry = (given[name] ?? {}) as Raw;
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) fail(`engines.${name}`, 'must be an object');
-    for (const key of Object.keys(entry)) if (!['command', 'env', 'profile'].includes(key)) fail(`engines.${name}.${key}`, 'is unknown');
+    for (const key of Object.keys(entry)) if (!['command', 'env', 'profile', 'sticky_recovery'].includes(key)) fail(`engines.${name}.${key}`, 'is unknown');
     const command = entry['command'] ?? [name];
     if (!Array.isArray(command) || command.length === 0 || !command.every((c) => typeof c === 'string' && c !== '')) fail(`engines.${name}.command`, 'must be a non-empty list of strings');
     const env = entry['env'] ?? {};
     if (typeof env !== 'object' || env === null || Array.isArray(env) || !Object.values(env).every((v) => typeof v === 'string')) fail(`engines.${name}.env`, 'must map names to strings');
     const profile = entry['profile'] ?? 'probe';
     if (!PROFILE_CHOICES.includes(profile as EngineConfig['profile'])) fail(`engines.${name}.profile`, `must be one of ${PROFILE_CHOICES.join(', ')}`);
-    result[name] = { command: command as string[], env: env as Record<string, string>, profile: profile as EngineConfig['profile'] };
+    const recovery = entry['sticky_recovery'] ?? 'fail';
+    if (!STICKY_RECOVERY_CHOICES.includes(recovery as EngineConfig['sticky_recovery'])) fail(`engines.${name}.sticky_recovery`, `must be one of ${STICKY_RECOVERY_CHOICES.join(', ')}`);
+    result[name] = { command: command as string[], env: env as Record<string, string>, profile: profile as EngineConfig['profile'], sticky_recovery: recovery as EngineConfig['sticky_recovery'] };
   }
   return result;
 }

@@ -67,3 +67,8 @@ export function lastResponse(history: readonly Interaction[]): { response: unkno
   const last = history[history.length - 1];
   return last === undefined || last.replied_at === null ? null : { response: last.response };
 }
+
+/** The kind of the job's pending round, if it has one. */
+export function pendingKind(history: readonly Interaction[], job: { pending_interaction_id: number | null }): string | null {
+  return history.find((i) => i.interaction_id === job.pending_interaction_id)?.kind ?? null;
+}

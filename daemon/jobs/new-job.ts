@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
+import type { Store } from '../store/store.js';
+import { checkApprovals } from './approvals.js';
 import type { CreateParams, CreatePlan } from './create-request.js';
 import type { InteractiveProfile, Job } from './job.js';
+import { patchSkillMd } from './prompt.js';
+import type { RunFolder } from './run-folder.js';
+import { checkFirstPrompt } from './turn-plan.js';
 
 /** Sortable ids: creation time in base 36, then randomness. */
 export function newJobId(now: Date): string {
@@ -36,4 +41,23 @@ export function newJob(plan: CreatePlan, params: CreateParams, config: Config, p
     started_at: null,
     finished_at: null,
   };
+}
+
+/**
+ * Checks a new job against what it asks for (approvals, a first prompt its engine can take), then
+ * stores it all or nothing: the run folder first, then the record that makes the job exist. A
+ * failed record removes the folder; a crash in between leaves a folder no job names, never a job
+ * without its request.
+ */
+export async function storeNewJob(job: Job, plan: CreatePlan, store: Store, folderOf: (jobId: string) => RunFolder): Promise<Job> {
+  const folder = folderOf(job.job_id);
+  checkApprovals(job);
+  checkFirstPrompt({ job, skill: plan.skill, folder, request: plan });
+  const original = plan.skill.files.get('SKILL.md')?.toString('utf8') ?? '';
+  await folder.create(plan.skill.files, patchSkillMd(original, plan.mode, folder.artifactsDir), { input: plan.input, parameter: plan.parameter, model: job.model });
+  await store.putJob(job).catch(async (error: unknown) => {
+    await folder.remove();
+    throw error;
+  });
+  return job;
 }

@@ -15,20 +15,21 @@ import { Deadlines } from './deadlines.js';
 import { Histories } from './histories.js';
 import type { EventLog } from './events.js';
 import { decideTurn, type GateDecision, type Pending } from './gate.js';
-import { autoDecideResponse, isRepeatedReply, nextInteractionId, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
+import { autoDecideResponse, isRepeatedReply, nextInteractionId, pendingKind, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
 import { boundError, type EngineName, type InteractiveProfile, type Job } from './job.js';
 import { JobBases } from './job-bases.js';
 import { JobTasks } from './job-tasks.js';
 import { KeyedLock } from './keyed-lock.js';
 import { Launcher } from './launcher.js';
-import { newJob } from './new-job.js';
-import { patchSkillMd, replyPrompt } from './prompt.js';
+import { newJob, storeNewJob } from './new-job.js';
+import { replyPrompt } from './prompt.js';
 import type { JobQueries } from './queries.js';
 import type { RunFolder } from './run-folder.js';
 import { SettleWaiters } from './settle-waiters.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
-import { checkFirstPrompt, checkReply, planTurn } from './turn-plan.js';
-import { APPROVAL_KIND, approvalPending, checkApprovalReply, checkApprovals, decisionOf } from './approvals.js';
+import { checkReply, planTurn } from './turn-plan.js';
+import { APPROVAL_KIND, approvalPending, checkApprovalReply, decisionOf } from './approvals.js';
+import { rescueOf } from './sticky-rescue.js';
 import type { StickySession } from './sticky-session.js';
 import type { TurnHandle, TurnReport } from './turn.js';
 
@@ -114,20 +115,7 @@ export class Supervisor {
   async #createPlanned(plan: CreatePlan, params: CreateParams): Promise<Job> {
     const { config, store, clock } = this.#d;
     const profile = plan.mode === 'interactive' ? await this.#d.profileFor(plan.engine) : null;
-    const job = newJob(plan, params, config, profile, clock.now());
-
-    const folder = this.runFolder(job.job_id);
-    checkApprovals(job);
-    checkFirstPrompt({ job, skill: plan.skill, folder, request: plan });
-    const original = plan.skill.files.get('SKILL.md')?.toString('utf8') ?? '';
-    // All or nothing: the run folder first, then the record that makes the job exist. A failed
-    // record removes the folder; a crash in between leaves a folder no job names, never a job
-    // without its request.
-    await folder.create(plan.skill.files, patchSkillMd(original, plan.mode, folder.artifactsDir), { input: plan.input, parameter: plan.parameter, model: job.model });
-    await store.putJob(job).catch(async (error: unknown) => {
-      await folder.remove();
-      throw error;
-    });
+    const job = await storeNewJob(newJob(plan, params, config, profile, clock.now()), plan, store, (id) => this.runFolder(id));
     // The validated definition and the request serve the job's turns; after a restart they are
     // read back from the run folder.
     this.#bases.set(job.job_id, { skill: plan.skill, request: { input: plan.input, parameter: plan.parameter } });
@@ -184,12 +172,10 @@ export class Supervisor {
     }
   }
 
-  /** A resumable wait survives a restart (its deadline re-armed); a sticky one lost its process. */
-  async #recoverWaiting(job: Job): Promise<void> {
-    if (job.interactive_profile?.kind === 'sticky_process') {
-      await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: 'the daemon restarted; the live engine process of this sticky job is gone' }, warnings: [] }, job.session_handle);
-      return;
-    }
+  /** A resumable wait survives a restart (its deadline re-armed); a sticky one lost its process (and may be rescued). */
+  async #recoverWaiting(waiting: Job): Promise<void> {
+    const job = waiting.interactive_profile?.kind === 'sticky_process' ? await this.#lostWhileWaiting(waiting, 'is gone: the daemon restarted') : waiting;
+    if (job.status !== 'waiting_user') return;
     const history = await this.#histories.read(job.job_id);
     const round = history.find((i) => i.interaction_id === job.pending_interaction_id);
     if (round?.replied_at != null) {
@@ -295,9 +281,23 @@ export class Supervisor {
       this.#sessions.delete(jobId);
       const job = this.#d.store.getJob(jobId);
       if (job === undefined || job.status !== 'waiting_user') return;
-      const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.code)}`;
-      await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: `the live engine process ${how} while the job waited` }, warnings: [] }, job.session_handle);
+      await this.#lostWhileWaiting(job, exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.code)}`);
     });
+  }
+
+  /** A waiting sticky job whose live process is gone: rescued by `sticky_recovery: "resume"` (see sticky-rescue.ts), else INTERACTION_PROCESS_LOST. */
+  async #lostWhileWaiting(job: Job, how: string): Promise<Job> {
+    this.#sessions.delete(job.job_id);
+    const rescue = this.#d.config.engines[job.engine].sticky_recovery === 'resume' ? rescueOf(job, pendingKind(await this.#histories.read(job.job_id), job), how) : null;
+    if (rescue !== null && 'patch' in rescue) {
+      const next = await this.#apply(job, 'rescue', rescue.patch);
+      if (next.wait_deadline_at === null) this.#deadlines.clear(job.job_id);
+      this.#d.events.emit(job.job_id, 'warning', { code: 'INTERACTION_PROCESS_RESCUED' });
+      return next;
+    }
+    const why = rescue === null ? '' : `; it cannot be resumed: ${rescue.reason}`;
+    await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: `the live engine process ${how} while the job waited${why}` }, warnings: [] }, job.session_handle);
+    return this.get(job.job_id);
   }
 
   async #finishTurn(jobId: string, report: TurnReport, skill: SkillDefinition): Promise<void> {
@@ -407,7 +407,8 @@ export class Supervisor {
     if (round?.replied_at != null) await this.#moveOnAfterReply(job, round.response, round.kind);
   }
 
-  async #moveOnAfterReply(job: Job, response: unknown, kind: string | null): Promise<Job> {
+  async #moveOnAfterReply(waiting: Job, response: unknown, kind: string | null): Promise<Job> {
+    let job = waiting;
     const session = this.#sessions.get(job.job_id);
     if (job.interactive_profile?.kind === 'sticky_process') {
       if (kind === APPROVAL_KIND && session?.alive === true) {
@@ -416,8 +417,8 @@ export class Supervisor {
         return next;
       }
       if (session?.alive === true) return this.#continueSticky(job, session, response);
-      await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: 'the live engine process is gone' }, warnings: [] }, job.session_handle);
-      return this.get(job.job_id);
+      job = await this.#lostWhileWaiting(job, 'is gone');
+      if (job.status !== 'waiting_user') return job;
     }
     const next = await this.#apply(job, 'resume', { pending_interaction_id: null, wait_deadline_at: null });
     this.#schedule(job.job_id);
@@ -453,7 +454,8 @@ export class Supervisor {
     const next: Job = { ...merged, error: merged.error === null ? null : boundError(merged.error), status: to, updated_at: now, finished_at: isTerminal(to) ? now : null };
     await this.#d.store.putJob(next);
     this.#d.logger.info({ job_id: job.job_id, from: job.status, to, event }, 'job status');
-    this.#d.events.emit(job.job_id, 'status_changed', { from: job.status, to });
+    // A move that keeps the status (a rescue) changes no status: clients see its warning event.
+    if (to !== job.status) this.#d.events.emit(job.job_id, 'status_changed', { from: job.status, to });
     if (isTerminal(to) || (to === 'waiting_user' && next.interactive_profile?.kind !== 'sticky_process')) this.#d.pool.release(job.job_id);
     if (isTerminal(to)) this.#d.pool.withdraw(job.job_id);
     if (job.status === 'waiting_user' && to !== 'waiting_user') this.#deadlines.clear(job.job_id);
@@ -484,7 +486,3 @@ export class Supervisor {
   }
 }
 
-/** The kind of the job's pending round, if it has one. */
-function pendingKind(history: readonly Interaction[], job: Job): string | null {
-  return history.find((i) => i.interaction_id === job.pending_interaction_id)?.kind ?? null;
-}

@@ -49,10 +49,10 @@ t.test('defaults without any XDG variables', async (t) => {
     log_level: 'info',
     process_containment: 'auto',
     engines: {
-      codex: { command: ['codex'], env: {}, profile: 'probe' },
-      gemini: { command: ['gemini'], env: {}, profile: 'probe' },
-      iflow: { command: ['iflow'], env: {}, profile: 'probe' },
-      claude: { command: ['claude'], env: {}, profile: 'probe' },
+      codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail' },
+      gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail' },
+      iflow: { command: ['iflow'], env: {}, profile: 'probe', sticky_recovery: 'fail' },
+      claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail' },
     },
   });
 });
@@ -150,20 +150,23 @@ t.test('socket_mode accepts three or four octal digits', async (t) => {
   t.equal((await loadConfig(sources({ flags: { config: await configFile({ socket_mode: '0640' }) } }))).socket_mode, 0o640);
 });
 
-t.test('engines.<name>.command, env and profile', async (t) => {
+t.test('engines.<name>.command, env, profile and sticky_recovery', async (t) => {
   const file = await configFile({
     engines: {
       codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable' },
-      iflow: { profile: 'sticky_process' },
+      iflow: { profile: 'sticky_process', sticky_recovery: 'resume' },
     },
   });
   const config = await loadConfig(sources({ flags: { config: file } }));
   t.same(config.engines, {
-    codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable' },
-    gemini: { command: ['gemini'], env: {}, profile: 'probe' },
-    iflow: { command: ['iflow'], env: {}, profile: 'sticky_process' },
-    claude: { command: ['claude'], env: {}, profile: 'probe' },
+    codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable', sticky_recovery: 'fail' },
+    gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail' },
+    iflow: { command: ['iflow'], env: {}, profile: 'sticky_process', sticky_recovery: 'resume' },
+    claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail' },
   });
+  const bad = await configError(loadConfig(sources({ flags: { config: await configFile({ engines: { codex: { sticky_recovery: 'retry' } } }) } })));
+  t.match(bad, /"engines\.codex\.sticky_recovery"/);
+  t.match(bad, /must be one of fail, resume/);
 });
 
 t.test('unknown top-level key: ConfigError names the key and the file', async (t) => {

@@ -4,19 +4,19 @@ import { JOB_EVENTS, JOB_STATUSES, TERMINAL_STATUSES, TRANSITIONS, isTerminal, n
 // The expected lifecycle, written out independently of the table under test (SPEC §4, §8, §9):
 // a slot grant starts a queued job; a turn decides success, failure or waiting; a reply resumes
 // (new process: back to the queue) or continues (live process); cancel works from every
-// non-terminal status; terminal statuses never move.
+// non-terminal status; a rescued sticky wait stays waiting; terminal statuses never move.
 const EXPECTED: Record<JobStatus, Record<JobEvent, JobStatus | null>> = {
-  queued: { start: 'running', succeed: null, fail: 'failed', wait: null, resume: null, continue: null, cancel: 'canceled' },
-  running: { start: null, succeed: 'succeeded', fail: 'failed', wait: 'waiting_user', resume: null, continue: null, cancel: 'canceled' },
-  waiting_user: { start: null, succeed: null, fail: 'failed', wait: null, resume: 'queued', continue: 'running', cancel: 'canceled' },
-  succeeded: { start: null, succeed: null, fail: null, wait: null, resume: null, continue: null, cancel: null },
-  failed: { start: null, succeed: null, fail: null, wait: null, resume: null, continue: null, cancel: null },
-  canceled: { start: null, succeed: null, fail: null, wait: null, resume: null, continue: null, cancel: null },
+  queued: { start: 'running', succeed: null, fail: 'failed', wait: null, resume: null, continue: null, rescue: null, cancel: 'canceled' },
+  running: { start: null, succeed: 'succeeded', fail: 'failed', wait: 'waiting_user', resume: null, continue: null, rescue: null, cancel: 'canceled' },
+  waiting_user: { start: null, succeed: null, fail: 'failed', wait: null, resume: 'queued', continue: 'running', rescue: 'waiting_user', cancel: 'canceled' },
+  succeeded: { start: null, succeed: null, fail: null, wait: null, resume: null, continue: null, rescue: null, cancel: null },
+  failed: { start: null, succeed: null, fail: null, wait: null, resume: null, continue: null, rescue: null, cancel: null },
+  canceled: { start: null, succeed: null, fail: null, wait: null, resume: null, continue: null, rescue: null, cancel: null },
 };
 
 t.test('the statuses and events are exactly the documented ones', async (t) => {
   t.same([...JOB_STATUSES], ['queued', 'running', 'waiting_user', 'succeeded', 'failed', 'canceled']);
-  t.same([...JOB_EVENTS].sort(), ['cancel', 'continue', 'fail', 'resume', 'start', 'succeed', 'wait']);
+  t.same([...JOB_EVENTS].sort(), ['cancel', 'continue', 'fail', 'rescue', 'resume', 'start', 'succeed', 'wait']);
   t.same(Object.keys(TRANSITIONS).sort(), [...JOB_STATUSES].sort(), 'the table has a row for every status');
 });
 
@@ -28,7 +28,7 @@ t.test('every (status, event) pair leads where the lifecycle says', async (t) =>
       t.equal(nextStatus(status, event), EXPECTED[status][event], `${status} --${event}-->`);
     }
   }
-  t.equal(pairs, 42, 'six statuses times seven events');
+  t.equal(pairs, 48, 'six statuses times eight events');
 });
 
 t.test('the table holds no moves beyond the expected ones', async (t) => {
