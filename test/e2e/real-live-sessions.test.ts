@@ -112,5 +112,28 @@ for (const engine of Object.keys(HOMES) as Array<keyof typeof HOMES>) {
       t.same(await processesIn(workspace), []);
       t.match(await client.request('daemon/status'), { slots: { used: 0 } });
     });
+
+    t.test('with sticky_recovery "resume", SIGKILL while waiting keeps the job waiting; the reply resumes the session in a new process', async (t) => {
+      const rescuing = await TestDaemon.start({ config: { engines: { ...engines, [engine]: { ...engines[engine], sticky_recovery: 'resume' } }, kill_grace_ms: 2000 } });
+      t.teardown(() => rescuing.cleanup());
+      const c = await rescuing.client();
+      const created = await c.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: 'interactive', input: { scenario: 'ask' } });
+      const job = await waitForStatus(c, created.job_id, ['waiting_user', 'failed', 'succeeded']);
+      t.equal(job.status, 'waiting_user', JSON.stringify(job.error));
+      const workspace = join(rescuing.runDir(created.job_id), 'workspace');
+      for (const pid of await processesIn(workspace)) process.kill(pid, 'SIGKILL');
+      let rescued = await c.request<JobView>('jobs/get', { job_id: created.job_id });
+      for (let tries = 0; (rescued['interactive_profile'] as { kind?: string } | null)?.kind !== 'resumable' && tries < 500; tries += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        rescued = await c.request<JobView>('jobs/get', { job_id: created.job_id });
+      }
+      t.match(rescued, { status: 'waiting_user', warnings: ['INTERACTION_PROCESS_RESCUED'], interactive_profile: { kind: 'resumable' } });
+      const before = server.modelRequests().length;
+      await c.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: '--Oslo' });
+      const done = await waitForStatus(c, created.job_id);
+      t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+      t.match(await c.request('jobs/result', { job_id: created.job_id }), { output: { reply: '--Oslo' } });
+      t.ok(server.modelRequests()[before]?.userTexts.some((text) => text.startsWith('Run the skill')), 'the resumed turn carries the first turn: the same session');
+    });
   });
 }
