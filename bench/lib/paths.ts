@@ -17,7 +17,7 @@ export const ROOT = findRoot();
 export const DAEMON_BIN = join(ROOT, 'dist', 'daemon', 'bin.js');
 export const FIXTURES = join(ROOT, 'test', 'fixtures');
 export const TEST_SKILLS = join(FIXTURES, 'skills');
-export const ENGINE_NAMES = ['codex', 'gemini', 'iflow'] as const;
+export const ENGINE_NAMES = ['codex', 'gemini', 'iflow', 'claude'] as const;
 export type BenchEngine = (typeof ENGINE_NAMES)[number];
 
 export function fakeEngine(name: BenchEngine): string {

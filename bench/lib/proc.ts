@@ -57,6 +57,22 @@ export async function measureCpu(pid: number, windowMs: number): Promise<{ perce
   return { percent: cpuPercent(a, b), cpuMs: ((b.cpuTicks - a.cpuTicks) * 1000) / CLK_TCK, windowMs: b.at - a.at };
 }
 
+/** The live processes (not this one) whose working directory is `dir` or below it: an engine and what it started there. */
+export function processesIn(dir: string): number[] {
+  const found: number[] = [];
+  for (const { pid } of listProcesses()) {
+    if (pid === process.pid) continue;
+    let cwd: string;
+    try {
+      cwd = readlinkSync(`/proc/${pid}/cwd`);
+    } catch {
+      continue;
+    }
+    if ((cwd === dir || cwd.startsWith(dir + sep)) && processAlive(pid)) found.push(pid);
+  }
+  return found;
+}
+
 /** True while the process exists and is not a zombie. */
 export function processAlive(pid: number): boolean {
   const stat = readStat(pid);
@@ -73,15 +89,7 @@ export function sweepProcesses(dir: string): number {
   const killed = new Set<number>();
   for (let pass = 0; pass < 5; pass += 1) {
     let found = 0;
-    for (const { pid } of listProcesses()) {
-      if (pid === process.pid) continue;
-      let cwd: string;
-      try {
-        cwd = readlinkSync(`/proc/${pid}/cwd`);
-      } catch {
-        continue;
-      }
-      if (cwd !== dir && !cwd.startsWith(dir + sep)) continue;
+    for (const pid of processesIn(dir)) {
       try {
         process.kill(pid, 'SIGKILL');
         killed.add(pid);

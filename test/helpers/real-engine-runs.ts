@@ -1,8 +1,8 @@
-import { readdir, readlink } from 'node:fs/promises';
 import type { ModelReply, ModelRequest } from '../fixtures/model-server.js';
-import { alive } from './daemon.js';
 
-// What the tests of the real CLIs share: the scripted model and a look at what runs in a job.
+// What the tests of the real CLIs share: the scripted model, and (from the benchmarks' helpers) a
+// look at what runs in a job's folder.
+export { processesIn } from '../../bench/lib/proc.js';
 
 /** The scripted model: the scenario comes from the first-turn prompt's `- scenario:` line. */
 export function model(request: ModelRequest): ModelReply {
@@ -31,15 +31,3 @@ export function model(request: ModelRequest): ModelReply {
       return done();
   }
 }
-
-/** Processes whose working folder is inside `dir` (an engine and anything it started there). */
-export async function processesIn(dir: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const name of await readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const cwd = await readlink(`/proc/${name}/cwd`).catch(() => '');
-    if (cwd.startsWith(dir) && alive(Number(name))) found.push(Number(name));
-  }
-  return found;
-}
-
