@@ -485,4 +485,3 @@ export class Supervisor {
     this.#background(jobId, failJob, (nested) => this.#d.logger.error({ job_id: jobId, err: nested }, 'could not fail job after internal error'));
   }
 }
-

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { codex } from '../../daemon/engines/codex.js';
 import { makeClaudeHome, makeCodexHome, makeGeminiHome, realEngineBins, type EngineHome } from '../fixtures/engine-homes.js';
 import { startModelServer, type ModelRequest } from '../fixtures/model-server.js';
-import { model, processesIn } from '../helpers/real-engine-runs.js';
-import { FIXTURES, ROOT, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { fakeEngines, model, processesIn } from '../helpers/real-engine-runs.js';
+import { ROOT, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 
 /**
  * The real Codex, Gemini and Claude Code CLIs (dev dependencies, exact versions) driven through the daemon,
@@ -33,10 +33,7 @@ for (const engine of ['codex', 'gemini', 'claude'] as const) {
     const server = await startModelServer({ script: model });
     const home: EngineHome = await HOMES[engine](server.url);
     const engines = {
-      codex: { command: [join(FIXTURES, 'fake-codex.mjs')] },
-      gemini: { command: [join(FIXTURES, 'fake-gemini.mjs')] },
-      iflow: { command: [join(FIXTURES, 'fake-iflow.mjs')] },
-      claude: { command: [join(FIXTURES, 'fake-claude.mjs')] },
+      ...fakeEngines(),
       // Gemini's own --help can take over the probe's 5 s on a loaded machine: its profile is forced here.
       [engine]: { command: [bin as string], env: home.env, ...(engine === 'gemini' ? { profile: 'resumable' } : {}) },
     };

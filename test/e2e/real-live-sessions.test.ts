@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { makeClaudeHome, makeCodexHome, makeGeminiHome, realEngineBins, type EngineHome } from '../fixtures/engine-homes.js';
 import { startModelServer } from '../fixtures/model-server.js';
-import { ENGINE_NAMES, FIXTURES, ROOT, TestDaemon, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
-import { model, processesIn } from '../helpers/real-engine-runs.js';
+import { ROOT, TestDaemon, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
+import { fakeEngines, model, processesIn } from '../helpers/real-engine-runs.js';
 
 /**
  * Sticky jobs on the real CLIs, offline, through the daemon: one live engine process per job
@@ -16,11 +16,6 @@ const bins = realEngineBins(join(ROOT, 'node_modules'));
 t.setTimeout(300_000);
 
 const HOMES = { codex: makeCodexHome, gemini: makeGeminiHome, claude: makeClaudeHome } as const;
-
-/** Every engine on its fake, for the engines a test does not run for real. */
-function fakeEngines(): Record<string, { command: string[] }> {
-  return Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [join(FIXTURES, `fake-${name}.mjs`)] }]));
-}
 
 /** The processes of `pids` whose parent is not among them: one per process tree. */
 async function treeRoots(pids: number[]): Promise<number[]> {

@@ -1,7 +1,12 @@
+import type { Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { LiveSessionClosed, type LiveProtocol, type LiveSession, type LiveStart } from '../../daemon/engines/live-session.js';
+import { LiveSessionClosed, type LiveEvent, type LiveProtocol, type LiveSession, type LiveStart } from '../../daemon/engines/live-session.js';
 
 /** A live session on a process of its own, wired as the daemon wires one: stdout lines in, messages out on stdin. */
 export interface LiveProcess {
@@ -50,4 +55,52 @@ export function startLive(command: readonly string[], protocol: LiveProtocol, st
       return exited;
     },
   };
+}
+
+/** `startLive` in a fresh folder; the process tree is killed and the folder removed at the test's end. */
+export async function startLiveIn(t: { teardown(fn: () => unknown): void }, command: readonly string[], protocol: LiveProtocol, start: Omit<LiveStart, 'cwd'>): Promise<LiveProcess & { cwd: string }> {
+  const cwd = await mkdtemp(join(tmpdir(), 'skilld-live-'));
+  const proc = startLive(command, protocol, { ...start, cwd });
+  t.teardown(async () => {
+    await proc.kill();
+    await rm(cwd, { recursive: true, force: true });
+  });
+  return { ...proc, cwd };
+}
+
+/** One call a fake engine recorded (test/fixtures/README.md). */
+export interface FakeCall {
+  argv: string[];
+  pid: number;
+  prompt: string;
+  resume: boolean;
+  session: string;
+}
+
+/** The calls the fake engine recorded in `cwd`, in order. */
+export function fakeCalls(cwd: string): FakeCall[] {
+  return readFileSync(join(cwd, '.fake-engine', 'calls.ndjson'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as FakeCall);
+}
+
+/**
+ * The conversation every live protocol holds in one process, against a fake: `open`, a turn that
+ * asks, then a reply that starts with dashes and arrives verbatim in the same session. Resolves
+ * with the session id `open` gave.
+ */
+export async function twoTurns(t: Test, p: LiveProcess & { cwd: string }): Promise<string | null> {
+  const sessionId = await p.session.open();
+  const events: LiveEvent[] = [];
+  const first = await p.session.prompt('Go.\n- scenario: "ask_plain"\n', (event) => events.push(event));
+  t.same(first, { outcome: 'completed', messages: ['Which city should I use?'], error: null });
+  t.same(events, [{ type: 'message', text: 'Which city should I use?' }]);
+  const second = await p.session.prompt('--help me, Paris', () => undefined);
+  t.equal(second.outcome, 'completed');
+  t.match(second.messages.at(-1), /"reply": "--help me, Paris"/);
+  const calls = fakeCalls(p.cwd);
+  t.same(calls.map((c) => [c.prompt.startsWith('Go.') ? 'first' : c.prompt, c.resume, c.session]), [
+    ['first', false, sessionId],
+    ['--help me, Paris', true, sessionId],
+  ]);
+  t.equal(new Set(calls.map((c) => c.pid)).size, 1, 'one process served both');
+  return sessionId;
 }

@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import type { ModelReply, ModelRequest } from '../fixtures/model-server.js';
+import { ENGINE_NAMES, FIXTURES } from './daemon.js';
 
 // What the tests of the real CLIs share: the scripted model, and (from the benchmarks' helpers) a
 // look at what runs in a job's folder.
@@ -30,4 +32,9 @@ export function model(request: ModelRequest): ModelReply {
     default:
       return done();
   }
+}
+
+/** Every engine on its fake, for the engines a test does not run for real. */
+export function fakeEngines(): Record<string, { command: string[] }> {
+  return Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [join(FIXTURES, `fake-${name}.mjs`)] }]));
 }

@@ -1,14 +1,12 @@
 // The ACP live session (Gemini `--acp`, iFlow `--experimental-acp`) against the fakes' ACP mode,
 // which prints what the real `gemini --acp` prints (see fake-acp-transcripts.test.ts).
 import t from 'tap';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { geminiAcp, iflowAcp } from '../../daemon/engines/acp/protocols.js';
 import type { ApprovalRequest, LiveEvent, LiveProtocol, LiveStart } from '../../daemon/engines/live-session.js';
 import { FIXTURES, waitForFile, waitUntilGone } from '../helpers/daemon.js';
-import { startLive, type LiveProcess } from '../helpers/live-process.js';
+import { fakeCalls, startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
 
 const ENGINES = [
   { engine: 'gemini', protocol: geminiAcp, command: [join(FIXTURES, 'fake-gemini.mjs')], sessionId: /^[0-9a-f-]{36}$/ },
@@ -17,27 +15,11 @@ const ENGINES = [
 
 type Engine = (typeof ENGINES)[number];
 
-async function live(t: { teardown(fn: () => unknown): void }, e: Engine, approvals: LiveStart['approvals'] = 'auto'): Promise<LiveProcess & { cwd: string }> {
-  const cwd = await mkdtemp(join(tmpdir(), 'skilld-acp-'));
-  const proc = startLive(e.command, e.protocol as LiveProtocol, { engine: e.engine, model: null, cwd, approvals, newSessionId: 'unused' });
-  t.teardown(async () => {
-    await proc.kill();
-    await rm(cwd, { recursive: true, force: true });
-  });
-  return { ...proc, cwd };
+function live(t: { teardown(fn: () => unknown): void }, e: Engine, approvals: LiveStart['approvals'] = 'auto'): Promise<LiveProcess & { cwd: string }> {
+  return startLiveIn(t, e.command, e.protocol as LiveProtocol, { engine: e.engine, model: null, approvals, newSessionId: 'unused' });
 }
 
-interface Call {
-  argv: string[];
-  pid: number;
-  prompt: string;
-  resume: boolean;
-  session: string;
-}
-
-function calls(cwd: string): Call[] {
-  return readFileSync(join(cwd, '.fake-engine', 'calls.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Call);
-}
+const calls = fakeCalls;
 
 t.test('argv: gemini takes --model= and --yolo in auto mode, iflow mirrors its one-shot flags', async (t) => {
   const start: LiveStart = { engine: 'gemini', model: 'gemini-2.5-pro', cwd: '/w', approvals: 'auto', newSessionId: 'x' };
@@ -51,20 +33,7 @@ t.test('argv: gemini takes --model= and --yolo in auto mode, iflow mirrors its o
 for (const e of ENGINES) {
   t.test(`${e.engine}: two turns in one process, a reply starting with dashes arrives verbatim`, async (t) => {
     const p = await live(t, e);
-    const sessionId = await p.session.open();
-    t.match(sessionId, e.sessionId);
-    const events: LiveEvent[] = [];
-    const first = await p.session.prompt('Go.\n- scenario: "ask_plain"\n', (event) => events.push(event));
-    t.same(first, { outcome: 'completed', messages: ['Which city should I use?'], error: null });
-    t.same(events, [{ type: 'message', text: 'Which city should I use?' }]);
-    const second = await p.session.prompt('--help me, Paris', () => undefined);
-    t.equal(second.outcome, 'completed');
-    t.match(second.messages.at(-1), /"reply": "--help me, Paris"/);
-    t.same(calls(p.cwd).map((c) => [c.prompt.startsWith('Go.') ? 'first' : c.prompt, c.resume, c.session]), [
-      ['first', false, sessionId],
-      ['--help me, Paris', true, sessionId],
-    ]);
-    t.equal(new Set(calls(p.cwd).map((c) => c.pid)).size, 1, 'one process served both');
+    t.match(await twoTurns(t, p), e.sessionId);
     t.ok(calls(p.cwd)[0]?.argv.includes('--yolo'), 'auto mode: started so that it never asks');
     t.equal(await p.end(), 0, 'stdin closed while idle: it exits 0');
   });

@@ -3,31 +3,20 @@
 // mode: test/e2e/real-engines.test.ts.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { claudeStreamJson } from '../../daemon/engines/claude/stream-json.js';
 import type { ApprovalRequest, LiveEvent, LiveStart } from '../../daemon/engines/live-session.js';
 import { FIXTURES, waitForFile } from '../helpers/daemon.js';
-import { startLive, type LiveProcess } from '../helpers/live-process.js';
+import { startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
 
 const FAKE = [join(FIXTURES, 'fake-claude.mjs')];
 
 async function live(t: { teardown(fn: () => unknown): void }, approvals: LiveStart['approvals'] = 'auto'): Promise<LiveProcess & { cwd: string; sessionId: string }> {
-  const cwd = await mkdtemp(join(tmpdir(), 'skilld-live-'));
   const sessionId = randomUUID();
-  const proc = startLive(FAKE, claudeStreamJson, { engine: 'claude', model: null, cwd, approvals, newSessionId: sessionId });
-  t.teardown(async () => {
-    await proc.kill();
-    await rm(cwd, { recursive: true, force: true });
-  });
-  return { ...proc, cwd, sessionId };
+  return { ...(await startLiveIn(t, FAKE, claudeStreamJson, { engine: 'claude', model: null, approvals, newSessionId: sessionId })), sessionId };
 }
 
-function calls(cwd: string): Array<{ prompt: string; resume: boolean; session: string; pid: number }> {
-  return readFileSync(join(cwd, '.fake-engine', 'calls.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { prompt: string; resume: boolean; session: string; pid: number });
-}
 
 t.test('argv: stream-json both ways, the chosen session id in one element, approvals by mode', async (t) => {
   const start: LiveStart = { engine: 'claude', model: null, cwd: '/', approvals: 'auto', newSessionId: 'S' };
@@ -38,19 +27,7 @@ t.test('argv: stream-json both ways, the chosen session id in one element, appro
 
 t.test('two turns in one process: open gives the chosen session id, each turn ends at its result, a reply starting with dashes arrives verbatim', async (t) => {
   const p = await live(t);
-  t.equal(await p.session.open(), p.sessionId, 'nothing is printed before the first input: the id is the one we chose');
-  const events: LiveEvent[] = [];
-  const first = await p.session.prompt('Go.\n- scenario: "ask_plain"\n', (e) => events.push(e));
-  t.same(first, { outcome: 'completed', messages: ['Which city should I use?'], error: null });
-  t.same(events, [{ type: 'message', text: 'Which city should I use?' }]);
-  const second = await p.session.prompt('--help me, Paris', () => undefined);
-  t.equal(second.outcome, 'completed');
-  t.match(second.messages.at(-1), /"reply": "--help me, Paris"/);
-  t.same(calls(p.cwd).map((c) => [c.prompt.startsWith('Go.') ? 'first' : c.prompt, c.resume, c.session]), [
-    ['first', false, p.sessionId],
-    ['--help me, Paris', true, p.sessionId],
-  ]);
-  t.equal(new Set(calls(p.cwd).map((c) => c.pid)).size, 1, 'one process served both');
+  t.equal(await twoTurns(t, p), p.sessionId, 'nothing is printed before the first input: the id is the one we chose');
   t.equal(await p.end(), 0, 'stdin closed while idle: it exits 0');
 });
 

@@ -1,47 +1,23 @@
 // The Codex app-server live session against the fake Codex in app-server mode (which prints what
 // the real one prints; see fake-transcripts.test.ts). The real CLI: test/e2e/real-engines.test.ts.
 import t from 'tap';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { codexAppServer } from '../../daemon/engines/codex/app-server.js';
-import type { ApprovalRequest, LiveEvent, LiveStart } from '../../daemon/engines/live-session.js';
+import type { ApprovalRequest, LiveStart } from '../../daemon/engines/live-session.js';
 import { FIXTURES, waitForFile } from '../helpers/daemon.js';
-import { startLive, type LiveProcess } from '../helpers/live-process.js';
+import { startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
 
 const FAKE = [join(FIXTURES, 'fake-codex.mjs')];
 
-async function live(t: { teardown(fn: () => unknown): void }, approvals: LiveStart['approvals'] = 'auto'): Promise<LiveProcess & { cwd: string }> {
-  const cwd = await mkdtemp(join(tmpdir(), 'skilld-live-'));
-  const proc = startLive(FAKE, codexAppServer, { engine: 'codex', model: null, cwd, approvals, newSessionId: 'unused' });
-  t.teardown(async () => {
-    await proc.kill();
-    await rm(cwd, { recursive: true, force: true });
-  });
-  return { ...proc, cwd };
+function live(t: { teardown(fn: () => unknown): void }, approvals: LiveStart['approvals'] = 'auto'): Promise<LiveProcess & { cwd: string }> {
+  return startLiveIn(t, FAKE, codexAppServer, { engine: 'codex', model: null, approvals, newSessionId: 'unused' });
 }
 
-function calls(cwd: string): Array<{ prompt: string; resume: boolean; session: string }> {
-  return readFileSync(join(cwd, '.fake-engine', 'calls.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { prompt: string; resume: boolean; session: string });
-}
 
 t.test('two turns in one process: open gives the thread id, each turn ends at turn/completed, a reply starting with dashes arrives verbatim', async (t) => {
   const p = await live(t);
-  const threadId = await p.session.open();
-  t.match(threadId, /^[0-9a-f-]{36}$/);
-  const events: LiveEvent[] = [];
-  const first = await p.session.prompt('Go.\n- scenario: "ask_plain"\n', (e) => events.push(e));
-  t.same(first, { outcome: 'completed', messages: ['Which city should I use?'], error: null });
-  t.same(events, [{ type: 'message', text: 'Which city should I use?' }]);
-  const second = await p.session.prompt('--help me, Paris', () => undefined);
-  t.equal(second.outcome, 'completed');
-  t.match(second.messages.at(-1), /"reply": "--help me, Paris"/);
-  t.same(calls(p.cwd).map((c) => [c.prompt.startsWith('Go.') ? 'first' : c.prompt, c.resume, c.session]), [
-    ['first', false, threadId],
-    ['--help me, Paris', true, threadId],
-  ]);
-  t.equal(new Set(calls(p.cwd).map((c) => (c as unknown as { pid: number }).pid)).size, 1, 'one process served both');
+  t.match(await twoTurns(t, p), /^[0-9a-f-]{36}$/, 'the thread id');
   t.equal(await p.end(), 0, 'stdin closed while idle: it exits 0');
 });
 
