@@ -44,7 +44,7 @@ for (const engine of LIVE_ENGINES) {
   t.test(`${engine}: the session id is the job's handle as soon as the engine names it, before the first turn ends`, async (t) => {
     const { jobId } = await started(engine, 'hang');
     let job = await client.request<JobView>('jobs/get', { job_id: jobId });
-    for (let tries = 0; job['session_handle'] === null && tries < 1000; tries += 1) {
+    for (let tries = 0; job['session_handle'] === null && tries < 3000; tries += 1) {
       await new Promise((resolve) => setTimeout(resolve, 10));
       job = await client.request<JobView>('jobs/get', { job_id: jobId });
     }

@@ -118,7 +118,7 @@ for (const engine of Object.keys(HOMES) as Array<keyof typeof HOMES>) {
       const workspace = join(rescuing.runDir(created.job_id), 'workspace');
       for (const pid of await processesIn(workspace)) process.kill(pid, 'SIGKILL');
       let rescued = await c.request<JobView>('jobs/get', { job_id: created.job_id });
-      for (let tries = 0; (rescued['interactive_profile'] as { kind?: string } | null)?.kind !== 'resumable' && tries < 500; tries += 1) {
+      for (let tries = 0; (rescued['interactive_profile'] as { kind?: string } | null)?.kind !== 'resumable' && tries < 3000; tries += 1) {
         await new Promise((resolve) => setTimeout(resolve, 10));
         rescued = await c.request<JobView>('jobs/get', { job_id: created.job_id });
       }
