@@ -1,8 +1,8 @@
 import { definedOnly, flagOpt, intOpt, stringOpt, UsageError } from './args.js';
 import { arg, type Command, type Context } from './command.js';
 import { json } from './format.js';
-import { historyText, notWaitingText, pendingText, replyHint } from './interaction-text.js';
-import type { HistoryView, PendingView, ReplyAnswer } from './wire.js';
+import { historyText, notWaitingText, pendingText, pickResponse, replyHint } from './interaction-text.js';
+import type { HistoryView, PendingQuestion, PendingView, ReplyAnswer } from './wire.js';
 
 /** `pending <job>`: jobs/pending; the question with its numbered options, or that the job is not waiting. */
 export const pendingCommand: Command = {
@@ -23,29 +23,33 @@ export const pendingCommand: Command = {
 export const replyCommand: Command = {
   name: 'reply',
   usage: 'reply <job> [--interaction N] [--json-response] [--key K] [--] <text...>',
-  summary: 'answer the pending question: the words joined by spaces (JSON with --json-response); -- ends the options',
+  summary: 'answer the pending question: the words joined by spaces (JSON with --json-response); a number picks that option, y or n answers an approval; -- ends the options',
   options: { interaction: { type: 'string' }, 'json-response': { type: 'boolean' }, key: { type: 'string' } },
   positionals: [2, Number.POSITIVE_INFINITY],
   run: async (ctx, inv) => {
     const jobId = arg(inv, 0);
     const text = inv.positionals.slice(1).join(' ');
-    const response = flagOpt(inv.values, 'json-response') ? parseJsonValue(text) : text;
-    const interactionId = intOpt(inv.values, 'interaction') ?? (await pendingInteraction(ctx, jobId));
-    if (interactionId === null) return 1;
+    // A bad flag is a usage error before the daemon is asked anything.
+    const fromJson = flagOpt(inv.values, 'json-response') ? { response: parseJsonValue(text) } : null;
+    const given = intOpt(inv.values, 'interaction');
+    const view = await ctx.client.request<PendingView>('jobs/pending', { job_id: jobId });
+    const { pending } = view;
+    // Without --interaction there must be a question to answer; with it, the daemon decides (a retry with --key is accepted again).
+    if (given === undefined && pending === null) {
+      ctx.warn(`skillctl: JOB_NOT_WAITING: ${notWaitingText(view)}`);
+      return 1;
+    }
+    const interactionId = given ?? (pending as PendingQuestion).interaction_id;
+    // The words are read as at the terminal prompt: an option's number, an approval's y or n.
+    const picked = fromJson ?? (pending !== null && interactionId === pending.interaction_id ? pickResponse(text, pending) : { response: text });
+    if ('refused' in picked) throw new UsageError(picked.refused);
+    const { response } = picked;
     const params = definedOnly({ job_id: jobId, interaction_id: interactionId, response, idempotency_key: stringOpt(inv.values, 'key') });
     const answer = await ctx.client.request<ReplyAnswer>('jobs/reply', params);
     ctx.print(ctx.json ? json(answer) : `reply accepted; job ${answer.job_id} is ${answer.status}`);
     return 0;
   },
 };
-
-/** The pending interaction's id, or null (after saying JOB_NOT_WAITING on stderr) when there is none. */
-async function pendingInteraction(ctx: Context, jobId: string): Promise<number | null> {
-  const view = await ctx.client.request<PendingView>('jobs/pending', { job_id: jobId });
-  if (view.pending !== null) return view.pending.interaction_id;
-  ctx.warn(`skillctl: JOB_NOT_WAITING: ${notWaitingText(view)}`);
-  return null;
-}
 
 function parseJsonValue(text: string): unknown {
   try {

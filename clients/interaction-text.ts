@@ -49,15 +49,22 @@ export function replyHint(jobId: string): string {
 }
 
 /**
- * The response for what the user typed: a number that names an option picks that option's
- * value; anything else (other numbers included) is sent as the text itself.
+ * The response for what the user typed, the same at the terminal prompt and for `reply`: to an
+ * approval, y/yes/allow or n/no/deny; a number that names an option picks that option's value;
+ * anything else is the text itself. What cannot be an answer (an approval's other words, a number
+ * past a `choose_one` question's options) is `{ refused }`, with the valid choices.
  */
-export function pickResponse(answer: string, pending: PendingQuestion): unknown {
+export function pickResponse(answer: string, pending: PendingQuestion): { response: unknown } | { refused: string } {
+  if (pending.kind === APPROVAL_KIND) {
+    const decision = approvalAnswer(answer);
+    return decision === null ? { refused: `"${answer}" does not answer an approval: y (allow) or n (deny)` } : { response: decision };
+  }
   const options = pending.options ?? [];
-  if (options.length === 0 || !/^\s*\d+\s*$/.test(answer)) return answer;
+  if (options.length === 0 || !/^\s*\d+\s*$/.test(answer)) return { response: answer };
   const option = options[Number.parseInt(answer, 10) - 1];
-  if (option === undefined) return answer;
-  return option.value === undefined ? option.label : option.value;
+  if (option !== undefined) return { response: option.value === undefined ? option.label : option.value };
+  if (pending.kind === 'choose_one') return { refused: `${answer.trim()} is not one of the options:\n${optionLines(pending).join('\n')}` };
+  return { response: answer };
 }
 
 /** Every round of `history`: a header line (`#id asked replied mode`), then the prompt and the response. */

@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline';
 import { RpcCallError } from '../rpc/client.js';
 import type { Context } from './command.js';
 import { jobEvents } from './events.js';
-import { APPROVAL_KIND, approvalAnswer, pickResponse, questionText, replyHint, valueText } from './interaction-text.js';
+import { pickResponse, questionText, replyHint, valueText } from './interaction-text.js';
 import { reportResult } from './job-commands.js';
 import type { JobEvent, PendingQuestion, PendingView, ReplyAnswer, ResultView } from './wire.js';
 
@@ -52,20 +52,21 @@ function statusTo(event: JobEvent): string | undefined {
 
 /** Asks until the user gives a usable answer, sends it; true once sent (or the question went stale). */
 async function askAndReply(ctx: Context, jobId: string, pending: PendingQuestion, ask: Ask): Promise<true | 'eof' | 'interrupted'> {
-  const approval = pending.kind === APPROVAL_KIND;
-  // An empty line (or, to an approval, anything but yes or no) asks again.
-  const usable = (answer: string): boolean => (approval ? approvalAnswer(answer) !== null : answer.trim() !== '');
-  let answer: string | null;
+  let picked: ReturnType<typeof pickResponse> = { refused: '' };
   try {
-    // The whole question once; after that just the prompt again.
-    answer = await ask(`\n${questionText(pending)}\n${ANSWER_PROMPT}`);
-    while (answer !== null && !usable(answer)) answer = await ask(approval ? `y or n? ${ANSWER_PROMPT}` : ANSWER_PROMPT);
+    // The whole question once; after that just the prompt again, with what was wrong.
+    let answer = await ask(`\n${questionText(pending)}\n${ANSWER_PROMPT}`);
+    for (;;) {
+      if (answer === null) return 'eof';
+      picked = answer.trim() === '' ? { refused: '' } : pickResponse(answer, pending);
+      if ('response' in picked) break;
+      answer = await ask(picked.refused === '' ? ANSWER_PROMPT : `${picked.refused}\n${ANSWER_PROMPT}`);
+    }
   } catch (error) {
     if (error instanceof PromptInterrupted) return 'interrupted';
     throw error;
   }
-  if (answer === null) return 'eof';
-  const response = approval ? approvalAnswer(answer) : pickResponse(answer, pending);
+  const { response } = picked;
   try {
     await ctx.client.request<ReplyAnswer>('jobs/reply', { job_id: jobId, interaction_id: pending.interaction_id, response });
     ctx.warn(`reply accepted: ${JSON.stringify(valueText(response))}`);

@@ -158,7 +158,7 @@ t.test('skillctl run asks an approval as a yes/no question, and asks again until
   const ctx = capture(client);
   t.equal(await interact(ctx, jobId, (q) => (questions.push(q), Promise.resolve(answers.shift() ?? null))), 0, ctx.err.join('\n'));
   t.match(questions[0], /^\nAllow the agent to .*touch approved\.txt.*\? \[y\/n\]\nanswer> $/s);
-  t.equal(questions[1], `y or n? ${ANSWER_PROMPT}`);
+  t.equal(questions[1], `"maybe" does not answer an approval: y (allow) or n (deny)\n${ANSWER_PROMPT}`);
   t.match(ctx.err.join('\n'), /reply accepted: "allow"/);
   t.ok(existsSync(join(workspace, 'approved.txt')));
 });

@@ -54,6 +54,17 @@ t.test('reply without --interaction answers the pending question; the job resume
   t.match(again.stderr, `skillctl: JOB_NOT_WAITING: job ${id} is not waiting (succeeded)`);
 });
 
+t.test('reply picks an option by its number, as the terminal prompt does; a number past a choose_one question is refused, not sent', async (t) => {
+  const id = await waitingJob();
+  const past = await ctl(['reply', id, '3']);
+  t.equal(past.code, 2, 'a usage error');
+  t.equal(past.stderr.split('\n').slice(0, 3).join('\n'), 'skillctl: 3 is not one of the options:\n  1) Paris [paris]\n  2) Rome [rome]');
+  t.match(await client.request('jobs/get', { job_id: id }), { status: 'waiting_user', pending_interaction_id: 1 }, 'nothing was sent');
+  const picked = await ctl(['reply', id, '2']);
+  t.equal(picked.code, 0, picked.stderr);
+  t.match(await finishedResult(id), { status: 'succeeded', output: { reply: 'rome' } });
+});
+
 t.test('reply with the wrong --interaction exits 1 with INTERACTION_STALE', async (t) => {
   const id = await waitingJob();
   const out = await ctl(['reply', id, '--interaction', '7', 'Rome']);
@@ -131,7 +142,10 @@ t.test('the interaction loop: an option number picks its value; empty lines ask 
   t.same(JSON.parse(ctx.out.join('\n')), { greeting: 'hello', reply: 'second answer' });
   const choice = captureContext();
   const id = await waitingJob('gemini');
-  t.equal(await interact(choice, id, async () => '1'), 0);
+  const picks = ['7', '1'];
+  const asked: string[] = [];
+  t.equal(await interact(choice, id, (q) => (asked.push(q), Promise.resolve(picks.shift() ?? null))), 0);
+  t.equal(asked[1], `7 is not one of the options:\n  1) Paris [paris]\n  2) Rome [rome]\n${ANSWER_PROMPT}`, 'a number past a choose_one question is asked again, not sent');
   t.match(choice.out.join('\n'), /"reply": "paris"/);
   t.match(choice.err.join('\n'), /reply accepted: "paris"/);
 });
