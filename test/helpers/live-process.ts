@@ -1,12 +1,13 @@
 import type { Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { LiveSessionClosed, type LiveEvent, type LiveProtocol, type LiveSession, type LiveStart } from '../../daemon/engines/live-session.js';
+import { LiveSessionClosed, type ApprovalDecision, type ApprovalRequest, type LiveEvent, type LiveProtocol, type LiveSession, type LiveStart, type LiveTurnResult } from '../../daemon/engines/live-session.js';
+import { waitForFile, waitUntilGone } from './daemon.js';
 
 /** A live session on a process of its own, wired as the daemon wires one: stdout lines in, messages out on stdin. */
 export interface LiveProcess {
@@ -103,4 +104,39 @@ export async function twoTurns(t: Test, p: LiveProcess & { cwd: string }): Promi
   ]);
   t.equal(new Set(calls.map((c) => c.pid)).size, 1, 'one process served both');
   return sessionId;
+}
+
+/**
+ * What every live protocol does with an interrupt, against a fake: a turn hanging in its tool ends
+ * `interrupted`, the tool is stopped, and the same process serves the next turn.
+ */
+export async function interruptHanging(t: Test, p: LiveProcess & { cwd: string }): Promise<void> {
+  await p.session.open();
+  const running = p.session.prompt('- scenario: "hang"\n', () => undefined);
+  // The turn is under way once the fake's tool is up.
+  const tool = Number(await waitForFile(join(p.cwd, '.fake-engine', 'child-pid')));
+  p.session.interrupt();
+  t.same(await running, { outcome: 'interrupted', messages: [], error: null });
+  await waitUntilGone(tool); // the engine stops the tool the interrupted turn was running
+  t.equal((await p.session.prompt('and now?', () => undefined)).outcome, 'completed');
+}
+
+/**
+ * One turn of the fake's `approve` scenario in a session started with approvals `ask`: the command
+ * is one approval event (matching `request`), answered `decision`; it runs only if allowed, and
+ * the reply says so. Resolves with the turn's result.
+ */
+export async function approvalRound(t: Test, p: LiveProcess & { cwd: string }, decision: ApprovalDecision, request: Partial<ApprovalRequest>): Promise<LiveTurnResult> {
+  await p.session.open();
+  const asked: ApprovalRequest[] = [];
+  const result = await p.session.prompt('- scenario: "approve"\n', (event) => {
+    if (event.type !== 'approval') return;
+    asked.push(event.request);
+    p.session.answer(event.request.id, decision);
+  });
+  t.equal(asked.length, 1, decision);
+  t.match(asked[0], request);
+  t.equal(existsSync(join(p.cwd, 'approved.txt')), decision === 'allow', `${decision}: the command ran only if allowed`);
+  t.match(result.messages.at(-1), decision === 'allow' ? /"approved": true/ : /"approved": false/);
+  return result;
 }

@@ -4,9 +4,9 @@ import t from 'tap';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { geminiAcp, iflowAcp } from '../../daemon/engines/acp/protocols.js';
-import type { ApprovalRequest, LiveEvent, LiveProtocol, LiveStart } from '../../daemon/engines/live-session.js';
-import { FIXTURES, waitForFile, waitUntilGone } from '../helpers/daemon.js';
-import { fakeCalls, startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
+import type { LiveEvent, LiveProtocol, LiveStart } from '../../daemon/engines/live-session.js';
+import { FIXTURES, waitForFile } from '../helpers/daemon.js';
+import { approvalRound, fakeCalls, interruptHanging, startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
 
 const ENGINES = [
   { engine: 'gemini', protocol: geminiAcp, command: [join(FIXTURES, 'fake-gemini.mjs')], sessionId: /^[0-9a-f-]{36}$/ },
@@ -39,32 +39,13 @@ for (const e of ENGINES) {
   });
 
   t.test(`${e.engine}: interrupt sends session/cancel, the turn ends interrupted, and the process serves the next one`, async (t) => {
-    const p = await live(t, e);
-    await p.session.open();
-    const running = p.session.prompt('- scenario: "hang"\n', () => undefined);
-    // The turn is under way once the fake's tool is up.
-    const childPid = Number(await waitForFile(join(p.cwd, '.fake-engine', 'child-pid')));
-    p.session.interrupt();
-    t.same(await running, { outcome: 'interrupted', messages: [], error: null });
-    await waitUntilGone(childPid); // the agent stops the tool the cancelled turn was running
-    t.equal((await p.session.prompt('and now?', () => undefined)).outcome, 'completed');
+    await interruptHanging(t, await live(t, e));
   });
 
   t.test(`${e.engine}: approvals in ask mode: the shell command is an approval event; allow runs it, deny does not`, async (t) => {
     for (const decision of ['allow', 'deny'] as const) {
-      const p = await live(t, e, 'ask');
-      await p.session.open();
-      const asked: ApprovalRequest[] = [];
-      const result = await p.session.prompt('- scenario: "approve"\n', (event) => {
-        if (event.type !== 'approval') return;
-        asked.push(event.request);
-        p.session.answer(event.request.id, decision);
-      });
-      t.equal(asked.length, 1, decision);
-      t.match(asked[0], { kind: 'command', summary: 'touch approved.txt' });
-      t.equal(existsSync(join(p.cwd, 'approved.txt')), decision === 'allow', `${decision}: the command ran only if allowed`);
+      const result = await approvalRound(t, await live(t, e, 'ask'), decision, { kind: 'command', summary: 'touch approved.txt' });
       t.equal(result.outcome, 'completed');
-      t.match(result.messages.at(-1), decision === 'allow' ? /"approved": true/ : /"approved": false/);
     }
   });
 

@@ -6,9 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { claudeStreamJson } from '../../daemon/engines/claude/stream-json.js';
-import type { ApprovalRequest, LiveEvent, LiveStart } from '../../daemon/engines/live-session.js';
-import { FIXTURES, waitForFile } from '../helpers/daemon.js';
-import { startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
+import type { LiveEvent, LiveStart } from '../../daemon/engines/live-session.js';
+import { FIXTURES } from '../helpers/daemon.js';
+import { approvalRound, interruptHanging, startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
 
 const FAKE = [join(FIXTURES, 'fake-claude.mjs')];
 
@@ -16,7 +16,6 @@ async function live(t: { teardown(fn: () => unknown): void }, approvals: LiveSta
   const sessionId = randomUUID();
   return { ...(await startLiveIn(t, FAKE, claudeStreamJson, { engine: 'claude', model: null, approvals, newSessionId: sessionId })), sessionId };
 }
-
 
 t.test('argv: stream-json both ways, the chosen session id in one element, approvals by mode', async (t) => {
   const start: LiveStart = { engine: 'claude', model: null, cwd: '/', approvals: 'auto', newSessionId: 'S' };
@@ -33,30 +32,14 @@ t.test('two turns in one process: open gives the chosen session id, each turn en
 
 t.test('interrupt: a control_request ends the turn as interrupted, and the process serves the next one', async (t) => {
   const p = await live(t);
-  await p.session.open();
-  const running = p.session.prompt('- scenario: "hang"\n', () => undefined);
-  await waitForFile(join(p.cwd, '.fake-engine', 'child-pid'));
-  p.session.interrupt();
-  t.same(await running, { outcome: 'interrupted', messages: [], error: null });
-  t.equal((await p.session.prompt('and now?', () => undefined)).outcome, 'completed');
+  await interruptHanging(t, p);
   p.session.interrupt();
   t.pass('an interrupt between turns is a no-op');
 });
 
 t.test('approvals: can_use_tool is an approval event; allow runs the command with its input, deny does not', async (t) => {
   for (const decision of ['allow', 'deny'] as const) {
-    const p = await live(t, 'ask');
-    await p.session.open();
-    const asked: ApprovalRequest[] = [];
-    const result = await p.session.prompt('- scenario: "approve"\n', (event) => {
-      if (event.type !== 'approval') return;
-      asked.push(event.request);
-      p.session.answer(event.request.id, decision);
-    });
-    t.equal(asked.length, 1, decision);
-    t.match(asked[0], { kind: 'command', summary: 'run: touch approved.txt', detail: { tool_name: 'Bash', input: { command: 'touch approved.txt' } } });
-    t.equal(existsSync(join(p.cwd, 'approved.txt')), decision === 'allow', `${decision}: the command ran only if allowed`);
-    t.match(result.messages.at(-1), decision === 'allow' ? /"approved": true/ : /"approved": false/);
+    await approvalRound(t, await live(t, 'ask'), decision, { kind: 'command', summary: 'run: touch approved.txt', detail: { tool_name: 'Bash', input: { command: 'touch approved.txt' } } });
   }
 });
 

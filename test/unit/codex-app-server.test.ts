@@ -1,19 +1,17 @@
 // The Codex app-server live session against the fake Codex in app-server mode (which prints what
 // the real one prints; see fake-transcripts.test.ts). The real CLI: test/e2e/real-engines.test.ts.
 import t from 'tap';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { codexAppServer } from '../../daemon/engines/codex/app-server.js';
-import type { ApprovalRequest, LiveStart } from '../../daemon/engines/live-session.js';
-import { FIXTURES, waitForFile } from '../helpers/daemon.js';
-import { startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
+import type { LiveStart } from '../../daemon/engines/live-session.js';
+import { FIXTURES } from '../helpers/daemon.js';
+import { approvalRound, interruptHanging, startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
 
 const FAKE = [join(FIXTURES, 'fake-codex.mjs')];
 
 function live(t: { teardown(fn: () => unknown): void }, approvals: LiveStart['approvals'] = 'auto'): Promise<LiveProcess & { cwd: string }> {
   return startLiveIn(t, FAKE, codexAppServer, { engine: 'codex', model: null, approvals, newSessionId: 'unused' });
 }
-
 
 t.test('two turns in one process: open gives the thread id, each turn ends at turn/completed, a reply starting with dashes arrives verbatim', async (t) => {
   const p = await live(t);
@@ -22,30 +20,12 @@ t.test('two turns in one process: open gives the thread id, each turn ends at tu
 });
 
 t.test('interrupt: turn/interrupt ends the turn as interrupted, and the process serves the next one', async (t) => {
-  const p = await live(t);
-  await p.session.open();
-  const running = p.session.prompt('- scenario: "hang"\n', () => undefined);
-  // The turn is under way once the fake's tool is up.
-  await waitForFile(join(p.cwd, '.fake-engine', 'child-pid'));
-  p.session.interrupt();
-  t.same(await running, { outcome: 'interrupted', messages: [], error: null });
-  t.equal((await p.session.prompt('and now?', () => undefined)).outcome, 'completed');
+  await interruptHanging(t, await live(t));
 });
 
 t.test('approvals: a command the agent wants to run is an approval event; allow runs it, deny does not', async (t) => {
   for (const decision of ['allow', 'deny'] as const) {
-    const p = await live(t, 'ask');
-    await p.session.open();
-    const asked: ApprovalRequest[] = [];
-    const result = await p.session.prompt('- scenario: "approve"\n', (event) => {
-      if (event.type !== 'approval') return;
-      asked.push(event.request);
-      p.session.answer(event.request.id, decision);
-    });
-    t.equal(asked.length, 1, decision);
-    t.match(asked[0], { kind: 'command', summary: "run: /bin/bash -lc 'touch approved.txt'" });
-    t.equal(existsSync(join(p.cwd, 'approved.txt')), decision === 'allow', `${decision}: the command ran only if allowed`);
-    t.match(result.messages.at(-1), decision === 'allow' ? /"approved": true/ : /"approved": false/);
+    await approvalRound(t, await live(t, 'ask'), decision, { kind: 'command', summary: "run: /bin/bash -lc 'touch approved.txt'" });
   }
 });
 
