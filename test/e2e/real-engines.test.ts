@@ -5,10 +5,10 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codex } from '../../daemon/engines/codex.js';
-import { makeClaudeHome, makeCodexHome, makeGeminiHome, realEngineBins, type EngineHome } from '../fixtures/engine-homes.js';
-import { startModelServer, type ModelRequest } from '../fixtures/model-server.js';
-import { fakeEngines, model, processesIn } from '../helpers/real-engine-runs.js';
-import { ROOT, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { realEngineBins } from '../fixtures/engine-homes.js';
+import type { ModelRequest } from '../fixtures/model-server.js';
+import { processesIn, realEngineRig } from '../helpers/real-engine-runs.js';
+import { ROOT, waitForStatus, type JobView } from '../helpers/daemon.js';
 
 /**
  * The real Codex, Gemini and Claude Code CLIs (dev dependencies, exact versions) driven through the daemon,
@@ -24,26 +24,11 @@ const BIG_REPLY = `--${'0123456789'.repeat(99_990)} ✓ end`;
 /** An input value of about 500 KB. */
 const BIG_INPUT = `--${'i'.repeat(500_000)}`;
 
-/** How each engine's home is made. */
-const HOMES = { codex: makeCodexHome, gemini: makeGeminiHome, claude: makeClaudeHome } as const;
-
 for (const engine of ['codex', 'gemini', 'claude'] as const) {
   const bin = bins[engine];
   t.test(`real ${engine} CLI through the daemon`, { skip: bin === null ? `the real ${engine} CLI is not installed in node_modules (npm ci installs it as a dev dependency); these tests did NOT run` : false }, async (t) => {
-    const server = await startModelServer({ script: model });
-    const home: EngineHome = await HOMES[engine](server.url);
-    const engines = {
-      ...fakeEngines(),
-      // Gemini's own --help can take over the probe's 5 s on a loaded machine: its profile is forced here.
-      [engine]: { command: [bin as string], env: home.env, ...(engine === 'gemini' ? { profile: 'resumable' } : {}) },
-    };
-    const daemon = await TestDaemon.start({ config: { engines, kill_grace_ms: 2000, max_concurrent: 2 } });
-    t.teardown(async () => {
-      await daemon.cleanup();
-      await server.close();
-      await home.cleanup();
-    });
-    const client = await daemon.client();
+    // Gemini's own --help can take over the probe's 5 s on a loaded machine: its profile is forced here.
+    const { server, home, daemon, client } = await realEngineRig(t, engine, bin as string, engine === 'gemini' ? { profile: 'resumable' } : {});
     const create = (scenario: string, mode = 'auto', extra: Record<string, unknown> = {}): Promise<JobView> =>
       client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: mode, input: { scenario }, ...extra });
 

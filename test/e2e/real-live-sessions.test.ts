@@ -2,10 +2,9 @@ import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { makeClaudeHome, makeCodexHome, makeGeminiHome, realEngineBins, type EngineHome } from '../fixtures/engine-homes.js';
-import { startModelServer } from '../fixtures/model-server.js';
-import { ROOT, TestDaemon, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
-import { fakeEngines, model, processesIn } from '../helpers/real-engine-runs.js';
+import { realEngineBins } from '../fixtures/engine-homes.js';
+import { ROOT, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
+import { HOMES, processesIn, realEngineRig, type RealEngine } from '../helpers/real-engine-runs.js';
 
 /**
  * Sticky jobs on the real CLIs, offline, through the daemon: one live engine process per job
@@ -15,7 +14,6 @@ import { fakeEngines, model, processesIn } from '../helpers/real-engine-runs.js'
 const bins = realEngineBins(join(ROOT, 'node_modules'));
 t.setTimeout(300_000);
 
-const HOMES = { codex: makeCodexHome, gemini: makeGeminiHome, claude: makeClaudeHome } as const;
 
 /** The processes of `pids` whose parent is not among them: one per process tree. */
 async function treeRoots(pids: number[]): Promise<number[]> {
@@ -23,19 +21,10 @@ async function treeRoots(pids: number[]): Promise<number[]> {
   return pids.filter((_, i) => !pids.includes(parents[i] as number));
 }
 
-for (const engine of Object.keys(HOMES) as Array<keyof typeof HOMES>) {
+for (const engine of Object.keys(HOMES) as RealEngine[]) {
   const bin = bins[engine];
   t.test(`real ${engine} CLI in a live session`, { skip: bin === null ? `the real ${engine} CLI is not installed in node_modules (npm ci installs it as a dev dependency); these tests did NOT run` : false }, async (t) => {
-    const server = await startModelServer({ script: model });
-    const home: EngineHome = await HOMES[engine](server.url);
-    const engines = { ...fakeEngines(), [engine]: { command: [bin as string], env: home.env, profile: 'sticky_process' } };
-    const daemon = await TestDaemon.start({ config: { engines, kill_grace_ms: 2000, max_concurrent: 2 } });
-    t.teardown(async () => {
-      await daemon.cleanup();
-      await server.close();
-      await home.cleanup();
-    });
-    const client = await daemon.client();
+    const { server, daemon, client } = await realEngineRig(t, engine, bin as string, { profile: 'sticky_process' });
     const waiting = async (): Promise<{ jobId: string; workspace: string; engineProcesses: number[] }> => {
       const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: 'interactive', input: { scenario: 'ask' } });
       t.match(created, { interactive_profile: { kind: 'sticky_process' } });
@@ -109,13 +98,12 @@ for (const engine of Object.keys(HOMES) as Array<keyof typeof HOMES>) {
     });
 
     t.test('with sticky_recovery "resume", SIGKILL while waiting keeps the job waiting; the reply resumes the session in a new process', async (t) => {
-      const rescuing = await TestDaemon.start({ config: { engines: { ...engines, [engine]: { ...engines[engine], sticky_recovery: 'resume' } }, kill_grace_ms: 2000 } });
-      t.teardown(() => rescuing.cleanup());
-      const c = await rescuing.client();
+      const rescue = await realEngineRig(t, engine, bin as string, { profile: 'sticky_process', sticky_recovery: 'resume' });
+      const c = rescue.client;
       const created = await c.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: 'interactive', input: { scenario: 'ask' } });
       const job = await waitForStatus(c, created.job_id, ['waiting_user', 'failed', 'succeeded']);
       t.equal(job.status, 'waiting_user', JSON.stringify(job.error));
-      const workspace = join(rescuing.runDir(created.job_id), 'workspace');
+      const workspace = join(rescue.daemon.runDir(created.job_id), 'workspace');
       for (const pid of await processesIn(workspace)) process.kill(pid, 'SIGKILL');
       let rescued = await c.request<JobView>('jobs/get', { job_id: created.job_id });
       for (let tries = 0; (rescued['interactive_profile'] as { kind?: string } | null)?.kind !== 'resumable' && tries < 3000; tries += 1) {
@@ -123,12 +111,12 @@ for (const engine of Object.keys(HOMES) as Array<keyof typeof HOMES>) {
         rescued = await c.request<JobView>('jobs/get', { job_id: created.job_id });
       }
       t.match(rescued, { status: 'waiting_user', warnings: ['INTERACTION_PROCESS_RESCUED'], interactive_profile: { kind: 'resumable' } });
-      const before = server.modelRequests().length;
+      const before = rescue.server.modelRequests().length;
       await c.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: '--Oslo' });
       const done = await waitForStatus(c, created.job_id);
       t.equal(done.status, 'succeeded', JSON.stringify(done.error));
       t.match(await c.request('jobs/result', { job_id: created.job_id }), { output: { reply: '--Oslo' } });
-      t.ok(server.modelRequests()[before]?.userTexts.some((text) => text.startsWith('Run the skill')), 'the resumed turn carries the first turn: the same session');
+      t.ok(rescue.server.modelRequests()[before]?.userTexts.some((text) => text.startsWith('Run the skill')), 'the resumed turn carries the first turn: the same session');
     });
   });
 }

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
-import type { ModelReply, ModelRequest } from '../fixtures/model-server.js';
-import { ENGINE_NAMES, FIXTURES } from './daemon.js';
+import { makeClaudeHome, makeCodexHome, makeGeminiHome, type EngineHome } from '../fixtures/engine-homes.js';
+import { startModelServer, type ModelReply, type ModelRequest, type ModelServer } from '../fixtures/model-server.js';
+import type { RpcClient } from '../../rpc/client.js';
+import { ENGINE_NAMES, FIXTURES, TestDaemon } from './daemon.js';
 
 // What the tests of the real CLIs share: the scripted model, and (from the benchmarks' helpers) a
 // look at what runs in a job's folder.
@@ -37,4 +39,30 @@ export function model(request: ModelRequest): ModelReply {
 /** Every engine on its fake, for the engines a test does not run for real. */
 export function fakeEngines(): Record<string, { command: string[] }> {
   return Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [join(FIXTURES, `fake-${name}.mjs`)] }]));
+}
+
+/** How each real CLI's home is made, offline against the scripted model server. */
+export const HOMES = { codex: makeCodexHome, gemini: makeGeminiHome, claude: makeClaudeHome } as const;
+export type RealEngine = keyof typeof HOMES;
+
+/** A daemon with `engine` on its real CLI (`bin`, configured with `config`) and the other engines on their fakes, the scripted model behind it. */
+export interface RealEngineRig {
+  server: ModelServer;
+  home: EngineHome;
+  daemon: TestDaemon;
+  client: RpcClient;
+}
+
+/** Starts a `RealEngineRig`; everything is stopped and removed at the test's end. */
+export async function realEngineRig(t: { teardown(fn: () => unknown): void }, engine: RealEngine, bin: string, config: Record<string, unknown> = {}): Promise<RealEngineRig> {
+  const server = await startModelServer({ script: model });
+  const home = await HOMES[engine](server.url);
+  const engines = { ...fakeEngines(), [engine]: { command: [bin], env: home.env, ...config } };
+  const daemon = await TestDaemon.start({ config: { engines, kill_grace_ms: 2000, max_concurrent: 2 } });
+  t.teardown(async () => {
+    await daemon.cleanup();
+    await server.close();
+    await home.cleanup();
+  });
+  return { server, home, daemon, client: await daemon.client() };
 }
