@@ -1,6 +1,7 @@
+import { acpAgentText, isAcpMessage } from './acp/agent-text.js';
 import { iflowAcp } from './acp/protocols.js';
 import { parseObject } from './json-text.js';
-import { promptFlag, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { promptFlag, sessionIdOf, type AgentText, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
 const INFO_OPEN = '<Execution Info>';
 const INFO_CLOSE = '</Execution Info>';
@@ -15,10 +16,26 @@ export const iflow: EngineAdapter = {
   // assumed to fail as it does for Gemini, which iFlow derives from.
   prompt: { maxChars: null, stdinMaxBytes: null, emptyOk: false, argvReserved: [] },
   newParser: () => new IflowParser(),
+  agentText: iflowAgentText,
   env: {},
   probe: { helpHint: '--resume', resumeCheckArgs: ['--resume', 'probe-session', '--help'] },
   live: iflowAcp,
 };
+
+/**
+ * iFlow's words: in a one-shot turn, the answer it prints as plain text, each line a piece of
+ * one message, up to an `<Execution Info>` block (whose tag lines are left out; read line by
+ * line, the JSON inside a block printed on stdout cannot be told from the answer); in a live
+ * session, the ACP message chunks.
+ */
+export function iflowAgentText(line: string): AgentText | null {
+  const message = parseObject(line);
+  if (isAcpMessage(message)) return acpAgentText(message);
+  if (line.includes(INFO_CLOSE)) return null;
+  const open = line.indexOf(INFO_OPEN);
+  const text = open === -1 ? line : line.slice(0, open);
+  return open !== -1 && text.trim() === '' ? null : { text: `${text}\n`, piece: true };
+}
 
 class IflowParser implements TurnParser {
   readonly #text: string[] = [];
