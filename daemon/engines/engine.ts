@@ -15,11 +15,14 @@ export interface ParsedTurn {
 /**
  * The agent's words in one line an engine printed on stdout (a one-shot turn's output, or one
  * message of its live protocol): a whole message, or a `piece` of one that the next pieces go on
- * with (ACP streams a message in chunks; iFlow prints its answer as plain lines).
+ * with (ACP streams a message in chunks; iFlow prints its answer as plain lines). An empty whole
+ * message says nothing but ends the pieces before it.
  */
 export interface AgentText {
   text: string;
   piece: boolean;
+  /** The lines after this one carry no words of the agent, up to the first that contains this marker (a block of the engine's own). */
+  quietUntil?: string;
 }
 
 /** Reads one turn's output line by line. */

@@ -23,18 +23,18 @@ export const iflow: EngineAdapter = {
 };
 
 /**
- * iFlow's words: in a one-shot turn, the answer it prints as plain text, each line a piece of
- * one message, up to an `<Execution Info>` block (whose tag lines are left out; read line by
- * line, the JSON inside a block printed on stdout cannot be told from the answer); in a live
- * session, the ACP message chunks.
+ * iFlow's words: in a one-shot turn, the answer it prints as plain text, each line a piece of one
+ * message, up to its `<Execution Info>` block (on stdout, the block's lines say nothing); in a
+ * live session, the ACP message chunks.
  */
 export function iflowAgentText(line: string): AgentText | null {
   const message = parseObject(line);
   if (isAcpMessage(message)) return acpAgentText(message);
-  if (line.includes(INFO_CLOSE)) return null;
   const open = line.indexOf(INFO_OPEN);
-  const text = open === -1 ? line : line.slice(0, open);
-  return open !== -1 && text.trim() === '' ? null : { text: `${text}\n`, piece: true };
+  if (open === -1) return line.includes(INFO_CLOSE) ? null : { text: `${line}\n`, piece: true };
+  const before = line.slice(0, open);
+  const quiet = line.includes(INFO_CLOSE, open) ? {} : { quietUntil: INFO_CLOSE };
+  return { text: before.trim() === '' ? '' : `${before}\n`, piece: true, ...quiet };
 }
 
 class IflowParser implements TurnParser {
