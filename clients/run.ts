@@ -11,7 +11,7 @@ import type { JobView } from './wire.js';
 export const runCommand: Command = {
   name: 'run',
   usage: 'run <skill> --engine E [--mode auto|interactive] [--input k=v]... [--param k=v]... [--input-json JSON] [--param-json JSON] [--model M] [--timeout SEC] [--wait]',
-  summary: 'create a job; --wait follows it and prints its output (exit 1 if it fails); see "interactive runs" below',
+  summary: 'create a job; --wait follows it (on a terminal with a status line) and prints its output (exit 1 if it fails); Ctrl-C stops following and leaves the job running (come back with attach, exit 130); see "interactive runs" below',
   options: {
     engine: { type: 'string', short: 'e' },
     mode: { type: 'string' },
