@@ -27,7 +27,7 @@ export async function interact(ctx: Context, jobId: string, ask: Ask, from: Foll
   return followJob(ctx, jobId, {
     from,
     since,
-    notes: true,
+    notes: !ctx.json,
     onWaiting: async (out, { pending }) => {
       // A replayed or outdated event: the question is already being asked, or was.
       if (asked.has(pending.interaction_id)) return undefined;

@@ -29,14 +29,21 @@ const RESPONSE_LINE = /^ {2}"response": ("(?:[^"\\]|\\.)*"),?\s*$/;
  */
 export function geminiAgentText(line: string): AgentText | null {
   const member = RESPONSE_LINE.exec(line)?.[1];
-  if (member !== undefined) {
-    const text = JSON.parse(member) as string;
-    return text === '' ? null : { text, piece: false };
-  }
+  if (member !== undefined) return responseOf(member);
   const message = parseObject(line);
   if (isAcpMessage(message)) return acpAgentText(message);
   const response = message?.['response'];
   return typeof response === 'string' && response !== '' ? { text: response, piece: false } : null;
+}
+
+/** The JSON string of a response member as text; null for an empty or broken one. */
+function responseOf(member: string): AgentText | null {
+  try {
+    const text = JSON.parse(member) as string;
+    return text === '' ? null : { text, piece: false };
+  } catch {
+    return null;
+  }
 }
 
 class GeminiParser implements TurnParser {

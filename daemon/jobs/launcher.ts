@@ -81,7 +81,11 @@ export class Launcher {
       if (stream === 'stdout') messages.line(text);
     };
     const started = startTurn(this.#d.spawner, this.#d.clock, { ...spec, onOutput, parser: adapter.newParser(), hardTimeoutMs, resuming: plan.resuming, expectedSession, stdin: plan.stdin });
-    const turn = { ...started, done: started.done.then((report) => (messages.end(), report)) };
+    const done = started.done.then((report) => {
+      messages.end(); // before anyone hears that the turn ended
+      return report;
+    });
+    const turn = { ...started, done };
     return { turn, session: null, recorded: this.#record(job.job_id, turn.pid, turn.done) };
   }
 

@@ -98,6 +98,7 @@ t.test("gemini: only the document's own response member is a message", async (t)
   t.same(geminiAgentText('  "response": "say \\"hi\\"\\nthen go",'), { text: 'say "hi"\nthen go', piece: false });
   t.equal(geminiAgentText('      "response": "nested deeper"'), null, 'a nested member is not the answer');
   t.equal(geminiAgentText('  "response": "",'), null, 'an empty response says nothing');
+  t.equal(geminiAgentText('  "response": "bad \\q escape",'), null, 'a broken one neither');
   t.same(geminiAgentText('{"session_id":"s","response":"on one line"}'), { text: 'on one line', piece: false });
   t.equal(geminiAgentText('{"session_id":"s"}'), null);
   t.equal(geminiAgentText('Loaded cached credentials.'), null);
