@@ -78,9 +78,12 @@ async function readAt(file: FileHandle, position: number, length: number): Promi
  * waits for the next call; a line longer than a whole chunk is skipped to its end, unread.
  */
 async function wholeLines(file: FileHandle, bytes: Buffer, offset: number, size: number, finished: boolean): Promise<{ lines: string[] | null; next: number }> {
+  const toEnd = offset + bytes.length >= size;
+  // An ended attempt's last line counts without its line break.
+  if (finished && toEnd) return { lines: bytes.toString('utf8').replace(/\n$/, '').split('\n'), next: size };
   const end = bytes.lastIndexOf(0x0a) + 1;
   if (end > 0) return { lines: bytes.subarray(0, end - 1).toString('utf8').split('\n'), next: offset + end };
-  if (offset + bytes.length >= size) return finished ? { lines: [bytes.toString('utf8')], next: size } : { lines: [], next: offset };
+  if (toEnd) return { lines: [], next: offset };
   // Skipped (lines null) once its end is known; until then, asked again from the same offset.
   for (let at = offset + bytes.length; at < size; ) {
     const block = await readAt(file, at, Math.min(LOG_CHUNK_BYTES, size - at));

@@ -44,6 +44,7 @@ t.test('format text: the agent messages of whole lines; next_offset stays at a l
   state.status = 'succeeded';
   const last = await readLogs(job, { ...params, offset: one.next_offset });
   t.same(last, { attempt: 1, data: 'Found it.\n', next_offset: Buffer.byteLength(first) + codexMessage('Found it.').length - 1, eof: true }, 'the last line of an ended attempt counts without its line break');
+  t.same(await readLogs(job, params), { ...last, data: 'Looking.\nFound it.\n' }, 'an ended attempt: read whole in one call, eof');
   const raw = await readLogs(job, { job_id: 'j' });
   t.equal(raw.data, first + codexMessage('Found it.').slice(0, -1), 'raw: the bytes as they are');
   t.equal((await readLogs(job, { ...params, format: 'raw' })).data, raw.data, 'format raw is the default');
