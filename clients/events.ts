@@ -7,12 +7,21 @@ export interface SubscribeParams {
   after_seq?: number;
 }
 
+/** How a stream of events may be steered from outside. */
+export interface StreamOptions {
+  /** Ends the stream (the generator returns) when aborted, even while it waits for an event. */
+  signal?: AbortSignal;
+  /** Runs once the subscription stands; the events it gives come first, before any live one. */
+  afterSubscribe?: (() => Promise<JobEvent[]>) | undefined;
+}
+
 /**
  * One subscription as an async stream of a job's events, in order; events that arrive while the
- * consumer is busy wait in a queue. Ends the subscription when the consumer stops; throws
- * DaemonUnreachableError when the daemon closes the connection.
+ * consumer is busy wait in a queue. Ends the subscription when the consumer stops or the signal
+ * aborts; throws DaemonUnreachableError when the daemon closes the connection.
  */
-export async function* jobEvents(client: RpcClient, params: SubscribeParams): AsyncGenerator<JobEvent, void, undefined> {
+export async function* jobEvents(client: RpcClient, params: SubscribeParams, options: StreamOptions = {}): AsyncGenerator<JobEvent, void, undefined> {
+  const { signal } = options;
   const queue: JobEvent[] = [];
   let closed = false;
   let wake = (): void => undefined;
@@ -26,10 +35,14 @@ export async function* jobEvents(client: RpcClient, params: SubscribeParams): As
     closed = true;
     wake();
   });
+  const onAbort = (): void => wake();
+  signal?.addEventListener('abort', onAbort);
   let subscription: string | undefined;
   try {
     subscription = (await client.request<{ subscription_id: string }>('jobs/subscribe', params)).subscription_id;
+    if (options.afterSubscribe !== undefined) queue.unshift(...(await options.afterSubscribe()));
     for (;;) {
+      if (signal?.aborted === true) return;
       const event = queue.shift();
       if (event !== undefined) yield event;
       else if (closed) throw new DaemonUnreachableError('the daemon closed the connection');
@@ -38,6 +51,7 @@ export async function* jobEvents(client: RpcClient, params: SubscribeParams): As
   } finally {
     off();
     offClose();
+    signal?.removeEventListener('abort', onAbort);
     if (subscription !== undefined && !closed) void client.request('jobs/unsubscribe', { subscription_id: subscription }).catch(() => undefined);
   }
 }

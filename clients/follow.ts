@@ -9,26 +9,39 @@ import type { JobView, LogChunk } from './wire.js';
 /** How often `logs -f` asks again while the log has no new data. */
 export const LOG_POLL_MS = 250;
 
-/** `logs <job>`: jobs/logs from offset 0, written raw; with `-f` keep polling until eof. */
+/**
+ * `logs <job>`: jobs/logs from offset 0: the agent's messages as text (`format: "text"`), or with
+ * `--raw` (and always for `--stderr`) the engine's bytes as it printed them; with `-f` keep
+ * polling until eof.
+ */
 export const logsCommand: Command = {
   name: 'logs',
-  usage: 'logs <job> [--attempt N] [--stderr] [-f|--follow]',
-  summary: "print an attempt's engine output (stdout, or stderr); -f follows until the attempt ends",
-  options: { attempt: { type: 'string' }, stderr: { type: 'boolean' }, follow: { type: 'boolean', short: 'f' } },
+  usage: 'logs <job> [--attempt N] [--raw] [--stderr] [-f|--follow]',
+  summary: "print what the agent said in an attempt, as text; --raw prints the engine's stdout as it came (its NDJSON), --stderr its stderr; -f follows until the attempt ends",
+  options: { attempt: { type: 'string' }, raw: { type: 'boolean' }, stderr: { type: 'boolean' }, follow: { type: 'boolean', short: 'f' } },
   positionals: [1, 1],
   run: async (ctx, inv) => {
     const jobId = arg(inv, 0);
     const follow = flagOpt(inv.values, 'follow');
+    const stderr = flagOpt(inv.values, 'stderr');
+    const text = !stderr && !flagOpt(inv.values, 'raw');
     // Without --attempt the daemon reads the current attempt; pin it so offsets stay in one file.
     const attempt = intOpt(inv.values, 'attempt') ?? (follow ? await currentAttempt(ctx.client, jobId) : undefined);
-    const params = { job_id: jobId, stream: flagOpt(inv.values, 'stderr') ? 'stderr' : 'stdout', ...(attempt === undefined ? {} : { attempt }) };
+    const params = { job_id: jobId, stream: stderr ? 'stderr' : 'stdout', ...(text ? { format: 'text' } : {}), ...(attempt === undefined ? {} : { attempt }) };
     let offset = 0;
+    let last = '\n';
     for (;;) {
       const chunk = await ctx.client.request<LogChunk>('jobs/logs', { ...params, offset });
-      ctx.write(chunk.data);
+      if (chunk.data !== '') {
+        ctx.write(chunk.data);
+        last = chunk.data;
+      }
+      // Text ends on a line break of its own: a message streamed in pieces may not.
+      const done = chunk.eof || (chunk.next_offset === offset && !follow);
+      if (done && text && !last.endsWith('\n')) ctx.write('\n');
+      if (done) return 0;
+      if (chunk.next_offset === offset) await delay(LOG_POLL_MS);
       offset = chunk.next_offset;
-      if (chunk.eof || (chunk.data === '' && !follow)) return 0;
-      if (chunk.data === '') await delay(LOG_POLL_MS);
     }
   },
 };

@@ -1,3 +1,4 @@
+import { colourOn, paintStatus, visibleLength } from './colour.js';
 import type { CodedError, JobEvent, JobView } from './wire.js';
 
 const GAP = '  ';
@@ -8,11 +9,12 @@ export function json(value: unknown): string {
   return JSON.stringify(value, null, 2);
 }
 
-/** An aligned table with a header row; the last column is not padded. */
+/** An aligned table with a header row; the last column is not padded. Cells may be coloured: they are aligned on what shows. */
 export function table(headers: string[], rows: string[][]): string {
   const all = [headers, ...rows];
-  const widths = headers.map((_, col) => Math.max(...all.map((row) => (row[col] ?? '').length)));
-  const line = (row: string[]): string => row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col] ?? 0))).join(GAP).trimEnd();
+  const widths = headers.map((_, col) => Math.max(...all.map((row) => visibleLength(row[col] ?? ''))));
+  const pad = (cell: string, width: number): string => cell + ' '.repeat(Math.max(0, width - visibleLength(cell)));
+  const line = (row: string[]): string => row.map((cell, col) => (col === row.length - 1 ? cell : pad(cell, widths[col] ?? 0))).join(GAP).trimEnd();
   return all.map(line).join('\n');
 }
 
@@ -52,9 +54,9 @@ export function jobDetails(job: JobView): string {
   return keyValues(Object.entries(job).map(([key, value]) => [key, (JOB_FIELD_TEXT[key] ?? (key.endsWith('_at') ? shortTime : cell))(value)]));
 }
 
-/** A table of jobs: id, skill, engine, mode, status, created, error code. */
-export function jobTable(jobs: JobView[]): string {
-  const rows = jobs.map((job) => [job.job_id, job.skill_id, job.engine, job.execution_mode, job.status, shortTime(job.created_at), job.error?.code ?? '-']);
+/** A table of jobs: id, skill, engine, mode, status (coloured with `colour`: on a terminal that allows it), created, error code. */
+export function jobTable(jobs: JobView[], colour: boolean = colourOn(process.stdout)): string {
+  const rows = jobs.map((job) => [job.job_id, job.skill_id, job.engine, job.execution_mode, paintStatus(job.status, job.status, colour), shortTime(job.created_at), job.error?.code ?? '-']);
   return table(['JOB_ID', 'SKILL', 'ENGINE', 'MODE', 'STATUS', 'CREATED', 'ERROR'], rows);
 }
 

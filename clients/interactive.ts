@@ -1,10 +1,9 @@
 import { createInterface } from 'node:readline';
 import { RpcCallError } from '../rpc/client.js';
 import type { Context } from './command.js';
-import { jobEvents } from './events.js';
+import { EXIT_INTERRUPTED, followJob, type FollowOptions } from './follow-job.js';
 import { pickResponse, questionText, replyHint, valueText } from './interaction-text.js';
-import { reportResult } from './job-commands.js';
-import type { JobEvent, PendingQuestion, PendingView, ReplyAnswer, ResultView } from './wire.js';
+import type { PendingQuestion, ReplyAnswer } from './wire.js';
 
 /** Asks the user one question; resolves to the line typed, or null when the input has ended (Ctrl-D). */
 export type Ask = (question: string) => Promise<string | null>;
@@ -17,37 +16,28 @@ export class PromptInterrupted extends Error {
 /** The last line of every question: what to type. */
 export const ANSWER_PROMPT = 'answer> ';
 
-/** Exit code after Ctrl-C at the prompt (128 + SIGINT), as shells report an interrupted program. */
-const EXIT_INTERRUPTED = 130;
-
 /**
  * Follows a job to its end, asking `ask` for an answer each time it waits for input and sending
  * that with jobs/reply; then prints the result like `run --wait`. Resolves to the exit code; when
- * `ask` gives null (end of input) or is interrupted, the job is left waiting.
+ * `ask` gives null (end of input) or is interrupted, the job is left waiting. `from` and `since`
+ * as for `followJob`: a job just created is followed from its first event.
  */
-export async function interact(ctx: Context, jobId: string, ask: Ask): Promise<number> {
+export async function interact(ctx: Context, jobId: string, ask: Ask, from: FollowOptions['from'] = 'start', since?: string): Promise<number> {
   const asked = new Set<number>();
-  for await (const event of jobEvents(ctx.client, { job_id: jobId, after_seq: 0 })) {
-    if (event.type === 'finished') return reportResult(ctx, await ctx.client.request<ResultView>('jobs/result', { job_id: jobId }));
-    const to = statusTo(event);
-    if (to !== undefined && !ctx.json) ctx.warn(`job ${jobId} ${to}`);
-    if (to !== 'waiting_user') continue;
-    const { pending } = await ctx.client.request<PendingView>('jobs/pending', { job_id: jobId });
-    // A replayed or outdated event: the question was answered meanwhile, or is already being asked.
-    if (pending === null || asked.has(pending.interaction_id)) continue;
-    asked.add(pending.interaction_id);
-    const answered = await askAndReply(ctx, jobId, pending, ask);
-    if (answered !== true) {
-      ctx.warn(`skillctl: job ${jobId} is still waiting for a reply; answer later with: ${replyHint(jobId)}`);
+  return followJob(ctx, jobId, {
+    from,
+    since,
+    notes: !ctx.json,
+    onWaiting: async (out, { pending }) => {
+      // A replayed or outdated event: the question is already being asked, or was.
+      if (asked.has(pending.interaction_id)) return undefined;
+      asked.add(pending.interaction_id);
+      const answered = await askAndReply(out, jobId, pending, ask);
+      if (answered === true) return undefined;
+      out.warn(`skillctl: job ${jobId} is still waiting for a reply; answer later with: ${replyHint(jobId)}`);
       return answered === 'interrupted' ? EXIT_INTERRUPTED : 0;
-    }
-  }
-  throw new Error('the event stream ended early'); // jobEvents ends only by throwing
-}
-
-function statusTo(event: JobEvent): string | undefined {
-  const data = event.data as { to?: unknown } | null;
-  return event.type === 'status_changed' && typeof data?.to === 'string' ? data.to : undefined;
+    },
+  });
 }
 
 /** Asks until the user gives a usable answer, sends it; true once sent (or the question went stale). */

@@ -1,5 +1,6 @@
 import { RpcCallError } from '../rpc/client.js';
 import { definedOnly, intOpt, stringOpt, UsageError } from './args.js';
+import { colourOn, paintStatus } from './colour.js';
 import { arg, type Command, type Context } from './command.js';
 import { errorText, jobDetails, jobTable, json } from './format.js';
 import { TERMINAL_STATUSES, type JobView, type ResultView } from './wire.js';
@@ -61,8 +62,9 @@ export function reportResult(ctx: Context, result: ResultView): number {
     if (!ctx.json) for (const artifact of result.artifacts) ctx.warn(`artifact: ${artifact}`);
     return 0;
   }
-  if (!TERMINAL_STATUSES.includes(result.status)) ctx.warn(`skillctl: job ${result.job_id} is ${result.status}; no result yet`);
-  else ctx.warn(`skillctl: ${result.error === null ? `job ${result.status}` : errorText(result.error)}`);
+  const colour = colourOn(process.stderr);
+  if (!TERMINAL_STATUSES.includes(result.status)) ctx.warn(`skillctl: job ${result.job_id} is ${paintStatus(result.status, result.status, colour)}; no result yet`);
+  else ctx.warn(`skillctl: ${paintStatus(result.error === null ? `job ${result.status}` : errorText(result.error), result.status, colour)}`);
   return 1;
 }
 

@@ -1,17 +1,17 @@
 import { flagOpt, intOpt, listOpt, parseAssignments, parseJsonObject, stringOpt, definedOnly, UsageError, type OptionValues } from './args.js';
 import { arg, type Command, type Context, type Invocation } from './command.js';
-import { jobEvents } from './events.js';
+import { colourOn, paintStatus } from './colour.js';
+import { followJob, type FollowOptions } from './follow-job.js';
 import { json } from './format.js';
 import { interact, onTerminal, terminalAsk } from './interactive.js';
 import { pendingText, replyHint } from './interaction-text.js';
-import { reportResult } from './job-commands.js';
-import type { JobView, PendingView, ResultView } from './wire.js';
+import type { JobView } from './wire.js';
 
 /** `run <skill> --engine E ...`: jobs/create; with `--wait`, or interactive on a terminal, follow the job. */
 export const runCommand: Command = {
   name: 'run',
   usage: 'run <skill> --engine E [--mode auto|interactive] [--input k=v]... [--param k=v]... [--input-json JSON] [--param-json JSON] [--model M] [--timeout SEC] [--wait]',
-  summary: 'create a job; --wait follows it and prints its output (exit 1 if it fails); see "interactive runs" below',
+  summary: 'create a job; --wait follows it (on a terminal with a status line) and prints its output (exit 1 if it fails); Ctrl-C stops following and leaves the job running (come back with attach, exit 130); see "interactive runs" below',
   options: {
     engine: { type: 'string', short: 'e' },
     mode: { type: 'string' },
@@ -26,13 +26,13 @@ export const runCommand: Command = {
   positionals: [1, 1],
   run: async (ctx, inv) => {
     const job = await ctx.client.request<JobView>('jobs/create', createParams(inv));
-    if (job.execution_mode === 'interactive' && !ctx.json && onTerminal()) return interact(ctx, job.job_id, terminalAsk);
+    if (job.execution_mode === 'interactive' && !ctx.json && onTerminal()) return interact(ctx, job.job_id, terminalAsk, 'start', job.created_at);
     if (!flagOpt(inv.values, 'wait')) {
       ctx.print(ctx.json ? json(job) : job.job_id);
       return 0;
     }
-    if (!ctx.json) ctx.warn(`job ${job.job_id} ${job.status}`);
-    return waitAndReport(ctx, job.job_id);
+    if (!ctx.json) ctx.warn(`job ${job.job_id} ${paintStatus(job.status, job.status, colourOn(process.stderr))}`);
+    return waitAndReport(ctx, job.job_id, { from: 'start', notes: false, since: job.created_at });
   },
 };
 
@@ -64,15 +64,13 @@ function mergedObject(values: OptionValues, name: string): Record<string, unknow
  * Follows the job until it ends, then prints its result; or until it first waits for a reply with
  * a question to show, then prints that (the jobs/pending result with --json) and resolves to 0.
  */
-async function waitAndReport(ctx: Context, jobId: string): Promise<number> {
-  for await (const event of jobEvents(ctx.client, { job_id: jobId, after_seq: 0 })) {
-    if (event.type === 'finished') return reportResult(ctx, await ctx.client.request<ResultView>('jobs/result', { job_id: jobId }));
-    if (event.type !== 'status_changed' || (event.data as { to?: string } | null)?.to !== 'waiting_user') continue;
-    const view = await ctx.client.request<PendingView>('jobs/pending', { job_id: jobId });
-    if (view.pending === null) continue; // answered meanwhile: follow on
-    ctx.print(ctx.json ? json(view) : pendingText(view));
-    if (!ctx.json) ctx.warn(`reply with: ${replyHint(jobId)}`);
-    return 0;
-  }
-  throw new Error('the event stream ended early'); // jobEvents ends only by throwing
+export function waitAndReport(ctx: Context, jobId: string, options: Omit<FollowOptions, 'onWaiting'>): Promise<number> {
+  return followJob(ctx, jobId, {
+    ...options,
+    onWaiting: async (out, view) => {
+      out.print(ctx.json ? json(view) : pendingText(view));
+      if (!ctx.json) out.warn(`reply with: ${replyHint(jobId)}`);
+      return 0;
+    },
+  });
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { DaemonUnreachableError, RpcCallError, RpcClient } from '../rpc/client.js';
+import { attachCommand } from './attach.js';
 import { parseCommandArgs, splitCommand, stringOpt, flagOpt, UsageError } from './args.js';
 import type { Command, Context } from './command.js';
 import { enginesCommand, skillsCommand, statusCommand } from './info-commands.js';
@@ -16,6 +17,7 @@ const COMMANDS: readonly Command[] = [
   skillsCommand,
   enginesCommand,
   runCommand,
+  attachCommand,
   jobsCommand,
   showCommand,
   pendingCommand,

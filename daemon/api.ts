@@ -1,4 +1,3 @@
-import { open, stat } from 'node:fs/promises';
 import { SkilldError } from '../rpc/errors.js';
 import type { Connection } from '../rpc/connection.js';
 import type { MethodHandler } from '../rpc/dispatcher.js';
@@ -9,6 +8,7 @@ import type { Faults } from './faults.js';
 import type { ProfileProbe } from './engines/probe.js';
 import type { ContainmentView } from './process/containment.js';
 import type { CreateParams } from './jobs/create-request.js';
+import { readLogs, type LogsParams } from './job-logs.js';
 import type { ReplyParams, Supervisor } from './jobs/supervisor.js';
 import type { JobQueries } from './jobs/queries.js';
 import { isTerminal, type JobStatus } from './jobs/states.js';
@@ -17,9 +17,6 @@ import { view } from './skills/registry.js';
 import type { SlotPool } from './slots/pool.js';
 import type { Store } from './store/store.js';
 import type { Subscriptions } from './subscriptions.js';
-
-/** The most bytes one `jobs/logs` call returns. */
-export const LOG_CHUNK_BYTES = 256 * 1024;
 
 export interface ApiDeps {
   version: string;
@@ -75,7 +72,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     'jobs/reply': (params) => d.supervisor.reply(params as ReplyParams),
     'jobs/history': (params) => d.queries.history((params as { job_id: string }).job_id),
     'jobs/result': (params) => d.queries.result((params as { job_id: string }).job_id),
-    'jobs/logs': (params) => readLogs(d.supervisor, params as { job_id: string; attempt?: number; stream?: 'stdout' | 'stderr'; offset?: number }),
+    'jobs/logs': (params) => readLogs(d.supervisor, params as LogsParams),
     'jobs/subscribe': (params, conn) => {
       const p = params as { job_id?: string; after_seq?: number };
       if (p.job_id !== undefined) d.queries.requireJob(p.job_id);
@@ -83,38 +80,4 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     },
     'jobs/unsubscribe': (params, conn) => d.subscriptions.unsubscribe(conn, (params as { subscription_id: string }).subscription_id),
   };
-}
-
-/** A chunk of an attempt's log from a byte offset; `eof` once the attempt is over and all is read. */
-async function readLogs(supervisor: Supervisor, p: { job_id: string; attempt?: number; stream?: 'stdout' | 'stderr'; offset?: number }): Promise<{ attempt: number; data: string; next_offset: number; eof: boolean }> {
-  const job = supervisor.get(p.job_id);
-  const attempt = p.attempt ?? Math.max(job.attempt, 1);
-  if (attempt > Math.max(job.attempt, 1)) throw new SkilldError('INVALID_PARAMS', `job has ${job.attempt} attempt(s)`);
-  const path = supervisor.runFolder(p.job_id).logFile(attempt, p.stream ?? 'stdout');
-  const offset = p.offset ?? 0;
-  const size = (await stat(path).catch(() => null))?.size ?? 0;
-  const finished = isTerminal(job.status) || attempt < job.attempt || (job.status !== 'running' && attempt === job.attempt);
-  if (offset >= size) return { attempt, data: '', next_offset: offset, eof: finished };
-  const file = await open(path, 'r');
-  try {
-    const buffer = Buffer.alloc(Math.min(LOG_CHUNK_BYTES, size - offset));
-    const { bytesRead } = await file.read(buffer, 0, buffer.length, offset);
-    const whole = utf8Boundary(buffer.subarray(0, bytesRead));
-    const next = offset + whole.length;
-    return { attempt, data: whole.toString('utf8'), next_offset: next, eof: finished && next >= size };
-  } finally {
-    await file.close();
-  }
-}
-
-/** Drops a trailing partial UTF-8 character so a chunk never splits one. */
-function utf8Boundary(bytes: Buffer): Buffer {
-  for (let back = 1; back <= Math.min(3, bytes.length); back += 1) {
-    const byte = bytes[bytes.length - back] as number;
-    if ((byte & 0xc0) !== 0x80) {
-      const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
-      return need > back ? bytes.subarray(0, bytes.length - back) : bytes;
-    }
-  }
-  return bytes;
 }

@@ -57,7 +57,7 @@ export const METHOD_PARAMS = {
     type: 'object',
     additionalProperties: false,
     required: ['job_id'],
-    properties: { job_id: jobId, attempt: { type: 'integer', minimum: 1 }, stream: { enum: ['stdout', 'stderr'] }, offset: { type: 'integer', minimum: 0 } },
+    properties: { job_id: jobId, attempt: { type: 'integer', minimum: 1 }, stream: { enum: ['stdout', 'stderr'] }, offset: { type: 'integer', minimum: 0 }, format: { enum: ['raw', 'text'] } },
   },
   'jobs/subscribe': { type: 'object', additionalProperties: false, properties: { job_id: jobId, after_seq: { type: 'integer', minimum: 0 } } },
   'jobs/unsubscribe': { type: 'object', additionalProperties: false, required: ['subscription_id'], properties: { subscription_id: { type: 'string', minLength: 1 } } },

@@ -1,7 +1,7 @@
 import { claudeStreamJson } from './claude/stream-json.js';
 import { assistantText, resultError } from './claude/events.js';
 import { parseObject } from './json-text.js';
-import { modelArgs, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { modelArgs, sessionIdOf, type AgentText, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
 /** What every one-shot turn runs with: print mode, stream-json events, and tools run unasked (as Codex `--yolo`). */
 const ONE_SHOT = ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'];
@@ -21,10 +21,18 @@ export const claude: EngineAdapter = {
   // prompt (exit 1); its only bound is the model's context ("Prompt is too long", an error result).
   prompt: { maxChars: null, stdinMaxBytes: Number.POSITIVE_INFINITY, emptyOk: false, argvReserved: [] },
   newParser: () => new ClaudeParser(),
+  agentText: claudeAgentText,
   env: {},
   probe: { helpHint: '--resume', resumeCheckArgs: ['--resume=probe-session', '--help'] },
   live: claudeStreamJson,
 };
+
+/** Claude Code's words: the text blocks of an `assistant` event (one-shot and live stream-json alike); a tool call alone says nothing. */
+export function claudeAgentText(line: string): AgentText | null {
+  const event = parseObject(line);
+  const text = event?.['type'] === 'assistant' ? assistantText(event) : null;
+  return text === null ? null : { text, piece: false };
+}
 
 /** Reads Claude Code's stream-json events (one-shot and live alike). */
 export class ClaudeParser implements TurnParser {

@@ -1,6 +1,6 @@
 import { codexAppServer } from './codex/app-server.js';
 import { parseObject } from './json-text.js';
-import { modelArgs, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { modelArgs, sessionIdOf, type AgentText, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
 /** The prompt argument that makes Codex read its prompt from stdin, to EOF. */
 const FROM_STDIN = '-';
@@ -15,10 +15,26 @@ export const codex: EngineAdapter = {
   // whichever way it came; the prompt `-` itself can only be given on stdin.
   prompt: { maxChars: 1_048_576, stdinMaxBytes: Number.POSITIVE_INFINITY, emptyOk: true, argvReserved: [FROM_STDIN] },
   newParser: () => new CodexParser(),
+  agentText: codexAgentText,
   env: {},
   probe: { helpHint: 'resume', resumeCheckArgs: ['exec', 'resume', '--help'] },
   live: codexAppServer,
 };
+
+/**
+ * Codex's words: an `agent_message` item of `exec --json` (`item.completed`), or an
+ * `agentMessage` item of `app-server` (the `item/completed` notification; its deltas and the
+ * items repeated in `turn/completed` are left out, so each message counts once).
+ */
+export function codexAgentText(line: string): AgentText | null {
+  const event = parseObject(line);
+  if (event === null) return null;
+  let item: unknown;
+  if (event['type'] === 'item.completed') item = event['item'];
+  else if (event['method'] === 'item/completed') item = (event['params'] as { item?: unknown } | undefined)?.item;
+  const { type, text } = (item ?? {}) as { type?: unknown; text?: unknown };
+  return (type === 'agent_message' || type === 'agentMessage') && typeof text === 'string' ? { text, piece: false } : null;
+}
 
 class CodexParser implements TurnParser {
   #turn: ParsedTurn = { sessionId: null, messages: [], engineError: null };

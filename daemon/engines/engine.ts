@@ -12,6 +12,19 @@ export interface ParsedTurn {
   engineError: string | null;
 }
 
+/**
+ * The agent's words in one line an engine printed on stdout (a one-shot turn's output, or one
+ * message of its live protocol): a whole message, or a `piece` of one that the next pieces go on
+ * with (ACP streams a message in chunks; iFlow prints its answer as plain lines). An empty whole
+ * message says nothing but ends the pieces before it.
+ */
+export interface AgentText {
+  text: string;
+  piece: boolean;
+  /** The lines after this one carry no words of the agent, up to the first that contains this marker (a block of the engine's own). */
+  quietUntil?: string;
+}
+
 /** Reads one turn's output line by line. */
 export interface TurnParser {
   line(stream: 'stdout' | 'stderr', text: string): void;
@@ -32,6 +45,8 @@ export interface EngineAdapter {
   /** What the CLI accepts as a prompt, and whether it reads one from stdin. */
   readonly prompt: PromptRules;
   newParser(): TurnParser;
+  /** What the agent says in one stdout line, one-shot or live alike; null for lines that carry no words of the agent. Pure. */
+  agentText(line: string): AgentText | null;
   /** Environment the engine needs to behave under supervision (merged under the configured env). */
   readonly env: Readonly<Record<string, string>>;
   /** Text that `<command> --help` must contain for the resume probe, and the dynamic probe's argv. */

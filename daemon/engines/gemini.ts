@@ -1,6 +1,7 @@
+import { acpAgentText, isAcpMessage } from './acp/agent-text.js';
 import { geminiAcp } from './acp/protocols.js';
 import { parseObject } from './json-text.js';
-import { modelArgs, promptFlag, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { modelArgs, promptFlag, sessionIdOf, type AgentText, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
 /** `gemini --output-format json`: one JSON document on stdout at the end of the turn. */
 export const gemini: EngineAdapter = {
@@ -11,11 +12,39 @@ export const gemini: EngineAdapter = {
   // Gemini 0.61 reads at most 8 MiB from stdin (it cuts the rest) and exits 42 on an empty prompt.
   prompt: { maxChars: null, stdinMaxBytes: 8 * 1024 * 1024, emptyOk: false, argvReserved: [] },
   newParser: () => new GeminiParser(),
+  agentText: geminiAgentText,
   // Without it Gemini relaunches itself in a child and ignores SIGTERM; trust spares exit 55 in new folders.
   env: { GEMINI_CLI_NO_RELAUNCH: 'true', GEMINI_CLI_TRUST_WORKSPACE: 'true' },
   probe: { helpHint: '--resume', resumeCheckArgs: ['--resume', 'probe-session', '--help'] },
   live: geminiAcp,
 };
+
+/** The document's top-level `response` member, on its own line as Gemini pretty-prints it (two spaces in; nested members are deeper). */
+const RESPONSE_LINE = /^ {2}"response": ("(?:[^"\\]|\\.)*"),?\s*$/;
+
+/**
+ * Gemini's words: in a one-shot turn, the `response` of the JSON document it prints at the end
+ * (found on its own line, so that each line can be read alone; a document printed on one line
+ * works too); in a live session, the ACP message chunks.
+ */
+export function geminiAgentText(line: string): AgentText | null {
+  const member = RESPONSE_LINE.exec(line)?.[1];
+  if (member !== undefined) return responseOf(member);
+  const message = parseObject(line);
+  if (isAcpMessage(message)) return acpAgentText(message);
+  const response = message?.['response'];
+  return typeof response === 'string' && response !== '' ? { text: response, piece: false } : null;
+}
+
+/** The JSON string of a response member as text; null for an empty or broken one. */
+function responseOf(member: string): AgentText | null {
+  try {
+    const text = JSON.parse(member) as string;
+    return text === '' ? null : { text, piece: false };
+  } catch {
+    return null;
+  }
+}
 
 class GeminiParser implements TurnParser {
   #lines: string[] = [];

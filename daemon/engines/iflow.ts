@@ -1,6 +1,7 @@
+import { acpAgentText, isAcpMessage } from './acp/agent-text.js';
 import { iflowAcp } from './acp/protocols.js';
 import { parseObject } from './json-text.js';
-import { promptFlag, sessionIdOf, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { promptFlag, sessionIdOf, type AgentText, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 
 const INFO_OPEN = '<Execution Info>';
 const INFO_CLOSE = '</Execution Info>';
@@ -15,10 +16,26 @@ export const iflow: EngineAdapter = {
   // assumed to fail as it does for Gemini, which iFlow derives from.
   prompt: { maxChars: null, stdinMaxBytes: null, emptyOk: false, argvReserved: [] },
   newParser: () => new IflowParser(),
+  agentText: iflowAgentText,
   env: {},
   probe: { helpHint: '--resume', resumeCheckArgs: ['--resume', 'probe-session', '--help'] },
   live: iflowAcp,
 };
+
+/**
+ * iFlow's words: in a one-shot turn, the answer it prints as plain text, each line a piece of one
+ * message, up to its `<Execution Info>` block (on stdout, the block's lines say nothing); in a
+ * live session, the ACP message chunks.
+ */
+export function iflowAgentText(line: string): AgentText | null {
+  const message = parseObject(line);
+  if (isAcpMessage(message)) return acpAgentText(message);
+  const open = line.indexOf(INFO_OPEN);
+  if (open === -1) return line.includes(INFO_CLOSE) ? null : { text: `${line}\n`, piece: true };
+  const before = line.slice(0, open);
+  const quiet = line.includes(INFO_CLOSE, open) ? {} : { quietUntil: INFO_CLOSE };
+  return { text: before.trim() === '' ? '' : `${before}\n`, piece: true, ...quiet };
+}
 
 class IflowParser implements TurnParser {
   readonly #text: string[] = [];

@@ -9,7 +9,8 @@ import { appendWhole } from '../store/durable-file.js';
  */
 export const MAX_UNWRITTEN_EVENT_BYTES = 1024 * 1024;
 
-export type JobEventType = 'status_changed' | 'input_required' | 'output' | 'warning' | 'finished';
+/** `output`: one line the engine printed, raw; `message`: one message of the agent, as text. */
+export type JobEventType = 'status_changed' | 'input_required' | 'output' | 'message' | 'warning' | 'finished';
 
 /** One `job/event` notification body (SPEC §4). `seq` increases per job without gaps. */
 export interface JobEventRecord {

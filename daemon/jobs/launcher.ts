@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import { AgentMessages } from '../engines/agent-text.js';
 import type { ApprovalRequest } from '../engines/live-session.js';
 import { ENGINES } from '../engines/registry.js';
 import type { Logger } from '../logger.js';
@@ -53,6 +54,7 @@ export class Launcher {
    */
   launch(job: Job, attempt: number, plan: TurnPlan, folder: RunFolder, hooks: StickyHooks): { turn: TurnHandle; session: StickySession | null; recorded: Promise<void> } {
     const adapter = ENGINES[job.engine];
+    const say = (text: string): unknown => this.#d.events.emit(job.job_id, 'message', { text });
     const spec = {
       argv: plan.argv,
       cwd: folder.workspace,
@@ -66,12 +68,24 @@ export class Launcher {
       const live = adapter.live;
       const start = { engine: job.engine, model: job.model, cwd: folder.workspace, approvals: job.approvals ?? 'auto', newSessionId: randomUUID() };
       const argv = [...this.#d.config.engines[job.engine].command, ...live.argv(start)];
-      const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, argv, env: this.#d.engineEnv(job.engine, true), protocol: live, start, graceMs: this.#d.config.kill_grace_ms, ...hooks });
+      // A live protocol reports each message whole (ACP chunks joined): one `message` event each.
+      const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, argv, env: this.#d.engineEnv(job.engine, true), protocol: live, start, graceMs: this.#d.config.kill_grace_ms, onMessage: say, ...hooks });
       const turn = session.turn(plan.prompt, hardTimeoutMs, null);
       return { turn, session, recorded: this.#record(job.job_id, session.pid, session.exited) };
     }
     const expectedSession = plan.resuming ? (job.session_handle?.handle_value ?? null) : null;
-    const turn = startTurn(this.#d.spawner, this.#d.clock, { ...spec, parser: adapter.newParser(), hardTimeoutMs, resuming: plan.resuming, expectedSession, stdin: plan.stdin });
+    // A one-shot turn's messages are read from its stdout lines, each as it is printed.
+    const messages = new AgentMessages(adapter.agentText, say);
+    const onOutput = (stream: 'stdout' | 'stderr', text: string): void => {
+      spec.onOutput(stream, text);
+      if (stream === 'stdout') messages.line(text);
+    };
+    const started = startTurn(this.#d.spawner, this.#d.clock, { ...spec, onOutput, parser: adapter.newParser(), hardTimeoutMs, resuming: plan.resuming, expectedSession, stdin: plan.stdin });
+    const done = started.done.then((report) => {
+      messages.end(); // before anyone hears that the turn ended
+      return report;
+    });
+    const turn = { ...started, done };
     return { turn, session: null, recorded: this.#record(job.job_id, turn.pid, turn.done) };
   }
 

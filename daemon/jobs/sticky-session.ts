@@ -16,6 +16,8 @@ export interface StickySpec extends LaunchSpec {
   onLost(exit: ExitInfo): void;
   /** The turn waits for `answerApproval` (approvals `ask`); one request at a time. */
   onApproval(request: ApprovalRequest): void;
+  /** The agent said something: one whole message. */
+  onMessage(text: string): void;
 }
 
 interface ActiveTurn {
@@ -167,6 +169,7 @@ export class StickySession {
   #event(event: LiveEvent): void {
     if (event.type === 'session') this.#sessionFound(event.sessionId);
     else if (event.type === 'approval') this.#askApproval(event.request);
+    else this.#spec.onMessage(event.text);
   }
 
   /** A person decides (approvals `ask`) while the turn's hard timeout stands still; otherwise nothing may ask, and the request is denied. */

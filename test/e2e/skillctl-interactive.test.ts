@@ -1,8 +1,8 @@
 import t from 'tap';
-import { execFileSync, spawn } from 'node:child_process';
 import { ANSWER_PROMPT, interact } from '../../clients/interactive.js';
-import { SKILLCTL_BIN, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { capture, runSkillctl, type CapturedContext, type Outcome } from '../helpers/skillctl.js';
+import { noTerminal, onTerminal, type TerminalOutcome } from '../helpers/terminal.js';
 
 const daemon = await TestDaemon.start({ config: { kill_grace_ms: 300 } });
 t.teardown(() => daemon.cleanup());
@@ -159,40 +159,15 @@ t.test('the interaction loop: end of input leaves the job waiting and resolves t
   await client.request('jobs/cancel', { job_id: id });
 });
 
-const hasScript = (() => {
-  try {
-    execFileSync('sh', ['-c', 'command -v script'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const noScript = hasScript ? false : 'util-linux `script` is not installed: no pseudo-terminal to run skillctl on';
-
-/** Runs skillctl on a pseudo-terminal (`script`); types `keys` once the answer prompt shows. */
-function onPty(args: string[], keys: string): Promise<{ code: number | null; output: string }> {
-  const quote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
-  const command = [process.execPath, SKILLCTL_BIN, ...args].map(quote).join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { env: { ...process.env, SKILLD_SOCKET: daemon.socket }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let output = '';
-  let typed = false;
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-    if (!typed && output.includes(ANSWER_PROMPT)) {
-      typed = true;
-      child.stdin.write(keys);
-    }
-  });
-  return new Promise((resolve) => {
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
+/** Runs skillctl on a pseudo-terminal; types `keys` once the answer prompt shows. */
+async function onPty(args: string[], keys: string): Promise<TerminalOutcome> {
+  const run = onTerminal(args, { ...process.env, SKILLD_SOCKET: daemon.socket });
+  await run.until(ANSWER_PROMPT);
+  run.type(keys);
+  return run.done;
 }
 
-t.test('run --mode interactive on a terminal asks, sends the picked option and prints the result', { skip: noScript }, async (t) => {
+t.test('run --mode interactive on a terminal asks, sends the picked option and prints the result', { skip: noTerminal }, async (t) => {
   const { code, output } = await onPty(['run', 'echo-both', '--engine', 'codex', '--mode', 'interactive', '--input', 'scenario=ask'], '2\n');
   t.equal(code, 0, output);
   t.match(output, /Which city should I use\?\r?\n {2}1\) Paris \[paris\]\r?\n {2}2\) Rome \[rome\]/);
@@ -200,7 +175,7 @@ t.test('run --mode interactive on a terminal asks, sends the picked option and p
   t.match(output, /"reply": "rome"/);
 });
 
-t.test('Ctrl-D at the terminal prompt leaves the job waiting and exits 0', { skip: noScript }, async (t) => {
+t.test('Ctrl-D at the terminal prompt leaves the job waiting and exits 0', { skip: noTerminal }, async (t) => {
   const { code, output } = await onPty(['run', 'echo-both', '--engine', 'iflow', '--mode', 'interactive', '--input', 'scenario=ask', '--wait'], '\x04');
   t.equal(code, 0, output);
   const id = /job (\S+) is still waiting for a reply; answer later with: skillctl reply \1 /.exec(output)?.[1];

@@ -95,23 +95,34 @@ t.test('cancel stops a hanging job; its result then exits 1', async (t) => {
   t.match(result.stderr, /CANCELED_BY_USER/);
 });
 
-t.test('logs prints the engine stdout raw, and stderr with --stderr', async (t) => {
+t.test('logs prints what the agent said as text; --raw the engine stdout as it came, --stderr its stderr', async (t) => {
   const id = await createJob(['--engine', 'codex', '--input', 'scenario=ok', '--input-json', '{"emit":{"greeting":"in the log"}}']);
   await waitForStatus(client, id);
   const logs = await ctl(['logs', id]);
   t.equal(logs.code, 0, logs.stderr);
-  t.match(logs.stdout, /"type":"thread.started"/);
-  t.match(logs.stdout, /in the log/);
+  t.equal(logs.stdout, 'Done.\n```json\n{"greeting": "in the log", "__SKILL_DONE__": true}\n```\n', 'the agent message alone, no NDJSON');
+  const raw = await ctl(['logs', id, '--raw']);
+  t.equal(raw.code, 0, raw.stderr);
+  t.match(raw.stdout, /"type":"thread.started"/);
+  t.match(raw.stdout, /in the log/);
   const failed = await createJob(['--engine', 'codex', '--input', 'scenario=exit1']);
   await waitForStatus(client, failed);
   t.match((await ctl(['logs', failed, '--stderr', '--attempt', '1'])).stdout, /fatal: engine crashed/);
 });
 
-t.test('logs -f follows a running attempt until it ends', async (t) => {
+t.test('logs -f follows a running attempt until it ends, as text or raw', async (t) => {
   const id = await createJob(['--engine', 'iflow', '--input', 'scenario=ok', '--input', 'delay_ms=600']);
-  const logs = await ctl(['logs', id, '-f']);
-  t.equal(logs.code, 0, logs.stderr);
-  t.match(logs.stdout, /"greeting": "hello"/);
+  const [text, raw] = await Promise.all([ctl(['logs', id, '-f']), ctl(['logs', id, '-f', '--raw'])]);
+  t.equal(text.code, 0, text.stderr);
+  t.equal(text.stdout, 'Done.\n```json\n{"greeting": "hello", "__SKILL_DONE__": true}\n```\n');
+  t.equal(raw.code, 0, raw.stderr);
+  t.equal(raw.stdout, text.stdout, 'iFlow prints its answer as plain text: raw and text agree');
+  const codex = await createJob(['--engine', 'codex', '--input', 'scenario=ok', '--input', 'delay_ms=600']);
+  const [codexText, codexRaw] = await Promise.all([ctl(['logs', codex, '-f']), ctl(['logs', codex, '--follow', '--raw'])]);
+  t.match(codexText.stdout, /^Done\.\n```json\n/);
+  t.notMatch(codexText.stdout, /"type":/);
+  t.match(codexRaw.stdout, /^\{"type":"thread.started"/);
+  t.match(codexRaw.stdout, /"type":"turn.completed"/);
 });
 
 t.test('watch <job> replays and prints the events, and exits at finished', async (t) => {
@@ -171,7 +182,7 @@ t.test('usage errors exit 2 with the usage on stderr', async (t) => {
   });
   const help = await ctl(['--help'], { socket: null });
   t.equal(help.code, 0);
-  for (const name of ['status', 'skills', 'engines', 'run', 'jobs', 'show', 'result', 'cancel', 'logs', 'watch', 'call']) t.match(help.stdout, new RegExp(`^  ${name}\\b`, 'm'));
+  for (const name of ['status', 'skills', 'engines', 'run', 'attach', 'jobs', 'show', 'result', 'cancel', 'logs', 'watch', 'call']) t.match(help.stdout, new RegExp(`^  ${name}\\b`, 'm'));
 });
 
 t.test('a socket where nothing listens exits 3', async (t) => {
