@@ -29,7 +29,13 @@ let signalled = false;
 
 /** Runs the demo; resolves to the exit code (a signal exits from its handler instead). */
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { yes: { type: 'boolean', short: 'y' }, help: { type: 'boolean', short: 'h' } }, strict: true });
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, options: { yes: { type: 'boolean', short: 'y' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+  } catch (error) {
+    process.stderr.write(`demo: ${(error as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
   if (values.help === true) {
     say(USAGE);
     return 0;

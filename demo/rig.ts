@@ -28,7 +28,7 @@ export class DemoError extends Error {
 export async function startRig(script: ModelScript, track: (stop: () => Promise<void>) => void): Promise<Rig> {
   const codex = realEngineBins(NODE_MODULES).codex;
   if (codex === null) throw new DemoError(`the Codex CLI is not installed in ${NODE_MODULES} (it is a dev dependency: run npm ci, without --omit=dev)`);
-  const dir = await realpath(await mkdtemp(join(tmpdir(), 'skilld-demo-')));
+  const dir = await realpath(await mkdtemp(join(tempBase(), 'skilld-demo-')));
   track(() => removeFolder(dir));
   const server = await startModelServer({ script, onUnknown: () => undefined });
   track(() => server.close());
@@ -36,6 +36,14 @@ export async function startRig(script: ModelScript, track: (stop: () => Promise<
   const config = { engines: { codex: { command: [codex], env: home.env } }, max_concurrent: 2, kill_grace_ms: 2000, hard_timeout_sec: 300, session_timeout_sec: 1800 };
   const daemon = await startDaemon({ dir, skillsDir: BUNDLED_SKILLS, config }, (started) => track(() => stopDaemon(started)));
   return { dir, server, daemon };
+}
+
+/** A Unix socket path holds at most 107 bytes: a long TMPDIR falls back to /tmp. */
+const SOCKET_PATH_MAX = 107;
+
+function tempBase(): string {
+  const base = tmpdir();
+  return Buffer.byteLength(join(base, 'skilld-demo-XXXXXX', 'skilld.sock')) <= SOCKET_PATH_MAX ? base : '/tmp';
 }
 
 /** Stops any process still working in the folder (none, after a clean daemon stop), then removes it. */

@@ -1,5 +1,5 @@
-/** Bold and dim on a terminal that takes colour (NO_COLOR unset), plain text otherwise. */
-const STYLED = process.stdout.isTTY === true && (process.env['NO_COLOR'] ?? '') === '';
+/** Bold and dim on a terminal that takes colour (hasColors honours NO_COLOR, FORCE_COLOR and TERM), plain text otherwise. */
+const STYLED = process.stdout.isTTY === true && process.stdout.hasColors?.() === true;
 
 function style(open: string, text: string): string {
   return STYLED ? `\u001b[${open}m${text}\u001b[0m` : text;

@@ -82,7 +82,7 @@ function leftovers(dir: string): number[] {
 
 function assertCleanedUp(t: Test, output: string): void {
   const { pid, dir } = started(output);
-  t.ok(pid > 0 && dir.startsWith(tmpdir()), `the demo printed the daemon's pid and its folder: ${pid} ${dir}`);
+  t.ok(pid > 0 && /\/skilld-demo-\w+$/.test(dir), `the demo printed the daemon's pid and its folder: ${pid} ${dir}`);
   t.notOk(alive(pid), 'the daemon is gone');
   t.notOk(existsSync(dir), 'the folder is removed');
   t.same(leftovers(dir), [], 'no daemon, Codex or tool process of the demo is left');
@@ -99,7 +99,7 @@ function printedJson(output: string, command: RegExp): Record<string, unknown> {
 
 t.test('npm run demo without a terminal: an auto run and an interactive run answered by skillctl reply, then everything is gone', { skip: noCodex }, async (t) => {
   const run = await runDemo();
-  t.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
+  if (!t.equal(run.code, 0, 'the demo exits 0')) t.comment(run.stdout, run.stderr);
   const out = run.stdout;
   t.match(out, /^\$ skillctl run summarize-text --engine codex --input text='The city council met on Tuesday[^\n]*' --wait$/m, 'each command is printed as a person would type it');
   const summary = printedJson(out, /\$ skillctl run summarize-text/);
@@ -143,7 +143,7 @@ t.test('npm run demo on a terminal: the person answers at skillctl\'s own prompt
     if (prompts > asked && asked < answers.length) child.stdin?.write(answers[asked++] as string);
   }, { NO_COLOR: '1' });
   const out = run.stdout.replaceAll('\r\n', '\n');
-  t.equal(run.code, 0, out);
+  if (!t.equal(run.code, 0, 'the demo exits 0')) t.comment(out, run.stderr);
   t.equal(asked, 2, 'two questions were asked at the prompt');
   t.match(out, '$ skillctl run plan-trip --engine codex --mode interactive --input destination=Lisbon\n');
   t.match(out, 'reply accepted: "Four days, walking and nightlife, no museums"');
@@ -157,17 +157,31 @@ t.test('npm run demo on a terminal: the person answers at skillctl\'s own prompt
 });
 
 t.test('Ctrl-C (SIGINT) in the middle: the demo stops the daemon and removes its folder', { skip: noCodex }, async (t) => {
+  // A TMPDIR too long for a socket path (107 bytes) must not truncate it: the demo then works under /tmp.
+  const longTmp = await mkdtemp(join(tmpdir(), `demo-${'x'.repeat(100)}-`));
+  t.teardown(() => rm(longTmp, { recursive: true, force: true }));
   let sent = false;
   const run = await runDemo(undefined, (output, child) => {
     if (sent || !output.includes('\n$ skillctl ')) return;
     sent = true;
     child.kill('SIGINT');
-  });
+  }, { TMPDIR: longTmp });
+  t.match(started(run.stdout).dir, /^\/tmp\/skilld-demo-/, 'a TMPDIR too long for the socket falls back to /tmp');
   t.ok(sent, 'SIGINT was sent once the first command line was printed');
-  t.equal(run.code, 130, `${run.stdout}\n${run.stderr}`);
+  if (!t.equal(run.code, 130, 'the demo exits 130, as after Ctrl-C')) t.comment(run.stdout, run.stderr);
   t.match(run.stdout, 'SIGINT: stopping the demo');
   t.notMatch(run.stdout, '== Recap');
   assertCleanedUp(t, run.stdout);
+});
+
+t.test('--help prints the usage and starts nothing; an unknown option is a usage error (exit 2)', async (t) => {
+  const help = await runDemo([process.execPath, DEMO, '--help']);
+  t.equal(help.code, 0);
+  t.match(help.stdout, /^usage: npm run demo \[-- --yes\]\n/);
+  t.notMatch(help.stdout, 'skilld  ');
+  const bad = await runDemo([process.execPath, DEMO, '--bogus']);
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /^demo: Unknown option '--bogus'\nusage: npm run demo/);
 });
 
 t.test('write-commit-message on the real Codex CLI with the demo\'s model: reads the diff, asks in an interactive run, saves COMMIT_MSG.txt', { skip: noCodex }, async (t) => {
