@@ -6,7 +6,7 @@ import { demoModel } from './conversation/script.js';
 import { logTail } from './daemon-child.js';
 import { codexVersion } from './paths.js';
 import { DemoError, startRig, type Rig } from './rig.js';
-import { aside, heading, say } from './say.js';
+import { heading, say } from './say.js';
 import { Skillctl } from './skillctl.js';
 import { Interrupted, walkthrough } from './walkthrough.js';
 
@@ -57,18 +57,18 @@ async function main(argv: string[]): Promise<number> {
   cleanup.add(async () => client.close());
   ctl = new Skillctl(daemon.socket);
   const jobs = await walkthrough({ ctl, client, terminal });
-  recap(ctl.ran, jobs);
+  recap(ctl.ran, jobs, terminal);
   return 0;
 }
 
 /** The commands run, with `<job>` for the ids, and where to go for a real model. */
-function recap(lines: readonly string[], jobIds: readonly string[]): void {
+function recap(lines: readonly string[], jobIds: readonly string[], terminal: boolean): void {
   heading('Recap');
   say('The commands above, to repeat against your own daemon (npm start; <job> is the id that run printed):', '');
   for (const line of lines) say(`  ${jobIds.reduce((text, id) => text.replaceAll(id, '<job>'), line)}`);
+  if (!terminal) say('', 'On a terminal, the plan-trip run without --wait asks each question at its own prompt.');
   say(
     '',
-    'On a terminal, the same run without --wait asks each question at its own prompt.',
     'A real model instead of the script: configure the engine for its provider (Codex: a config.toml in CODEX_HOME and',
     'the API key in engines.codex.env): docs/engines.md, "Pointing a real install at a model provider".',
   );
