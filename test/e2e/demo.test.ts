@@ -133,6 +133,12 @@ const hasScript = (() => {
 })();
 const noTerminal = noCodex || (hasScript ? false : 'util-linux `script` is not installed: no pseudo-terminal to run the demo on; the terminal walk-through did NOT run');
 
+/** What a terminal shows of `raw`: escape sequences dropped, and of each line what its last carriage return left (skillctl's status line redraws in place). */
+function screenText(raw: string): string {
+  const lines = raw.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '').split('\n');
+  return lines.map((line) => line.split('\r').filter((part) => part !== '').pop() ?? '').join('\n');
+}
+
 t.test('npm run demo on a terminal: the person answers at skillctl\'s own prompt', { skip: noTerminal }, async (t) => {
   const answers = ['Four days, walking and nightlife, no museums\n', '1\n'];
   const quote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
@@ -142,7 +148,7 @@ t.test('npm run demo on a terminal: the person answers at skillctl\'s own prompt
     const prompts = output.split('answer> ').length - 1;
     if (prompts > asked && asked < answers.length) child.stdin?.write(answers[asked++] as string);
   }, { NO_COLOR: '1' });
-  const out = run.stdout.replaceAll('\r\n', '\n');
+  const out = screenText(run.stdout);
   if (!t.equal(run.code, 0, 'the demo exits 0')) t.comment(out, run.stderr);
   t.equal(asked, 2, 'two questions were asked at the prompt');
   t.match(out, '$ skillctl run plan-trip --engine codex --mode interactive --input destination=Lisbon\n');
