@@ -67,6 +67,7 @@ const EVENT_SUMMARY: Record<string, (data: Data) => string> = {
   input_required: (data) => clip(String((data['pending'] as Data | null)?.['prompt'] ?? '')),
   output: (data) => `${cell(data['stream'])}: ${clip(String(data['text'] ?? ''))}`,
   warning: (data) => cell(data['code']),
+  message: (data) => clip(String(data['text'] ?? '')),
   finished: (data) => (data['error'] ? `${cell(data['status'])} ${errorText(data['error'] as CodedError)}` : cell(data['status'])),
 };
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AgentMessages } from '../engines/agent-text.js';
+import { withoutAskUserBlock } from '../engines/ask-user.js';
 import type { ApprovalRequest } from '../engines/live-session.js';
 import { ENGINES } from '../engines/registry.js';
 import type { Logger } from '../logger.js';
@@ -54,7 +55,11 @@ export class Launcher {
    */
   launch(job: Job, attempt: number, plan: TurnPlan, folder: RunFolder, hooks: StickyHooks): { turn: TurnHandle; session: StickySession | null; recorded: Promise<void> } {
     const adapter = ENGINES[job.engine];
-    const say = (text: string): unknown => this.#d.events.emit(job.job_id, 'message', { text });
+    // The agent's words without a question's hint block: the question itself comes as `input_required`.
+    const say = (message: string): void => {
+      const text = withoutAskUserBlock(message);
+      if (text !== '') this.#d.events.emit(job.job_id, 'message', { text });
+    };
     const spec = {
       argv: plan.argv,
       cwd: folder.workspace,
