@@ -62,7 +62,11 @@ function inheritedSocket(env: NodeJS.ProcessEnv): ListenTarget | null {
   return { kind: 'fd', fd: 3 };
 }
 
-async function main(): Promise<number> {
+/**
+ * The flags as config sources, or the exit code when the command line is all there is to do:
+ * --help and --version (0), a bad flag (2).
+ */
+async function readCommandLine(): Promise<ConfigSources['flags'] | number> {
   let values;
   try {
     ({ values } = parseArgs({
@@ -97,6 +101,12 @@ async function main(): Promise<number> {
   if (values['skills-dir'] !== undefined) flags.skills_dirs = values['skills-dir'];
   if (values['log-level'] !== undefined) flags.log_level = values['log-level'] as NonNullable<ConfigSources['flags']['log_level']>;
   if (values['log-format'] !== undefined) flags.log_format = values['log-format'] as NonNullable<ConfigSources['flags']['log_format']>;
+  return flags;
+}
+
+async function main(): Promise<number> {
+  const flags = await readCommandLine();
+  if (typeof flags === 'number') return flags;
   let config;
   try {
     config = await loadConfig({ flags, env: process.env, bundledSkillsDir: BUNDLED_SKILLS_DIR, uid: process.getuid?.() ?? 0, home: homedir() });
