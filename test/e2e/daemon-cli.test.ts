@@ -1,7 +1,7 @@
 // skilld's own command line through the built daemon: --version, --help, readable logs on a
 // terminal and JSON lines elsewhere, the default config file, and the folders it creates.
 import t from 'tap';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DAEMON_BIN, ENGINE_NAMES, FIXTURES, ROOT, TEST_SKILLS } from '../helpers/daemon.js';
+import { hasTool } from '../helpers/tools.js';
 import { RpcClient } from '../../rpc/client.js';
 
 const run = promisify(execFile);
@@ -88,15 +89,7 @@ t.test('skilld --help describes every flag, the environment, this user\'s config
   t.match((bad as { stderr: string }).stderr, /Unknown option '--sockets'[\s\S]*skilld --help/);
 });
 
-const script = (() => {
-  try {
-    execFileSync('sh', ['-c', 'command -v script'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const noScript = script ? false : 'util-linux `script` is not installed: no terminal to run skilld on';
+const noScript = hasTool('script') ? false : 'util-linux `script` is not installed: no terminal to run skilld on';
 
 /** skilld on a pseudo-terminal (`script`), with a private socket and state; resolves once it stopped by SIGTERM. */
 async function onTerminal(name: string, env: Record<string, string>): Promise<string> {

@@ -1,24 +1,17 @@
 // The shell examples of README.md and docs/protocol.md, run as printed (only the socket path, and
 // the job id where the text names one, are filled in) with real bash and socat against a daemon.
 import t from 'tap';
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT, TestDaemon, waitForStatus } from '../helpers/daemon.js';
+import { hasTool } from '../helpers/tools.js';
 
 const run = promisify(execFile);
 
-function has(tool: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const missing = ['bash', 'socat', 'jq'].filter((tool) => !has(tool));
+const missing = ['bash', 'socat', 'jq'].filter((tool) => !hasTool(tool));
 const skip = missing.length === 0 ? false : `${missing.join(' and ')} missing (.ci/run installs them): the examples use them`;
 
 /** The fenced `sh` blocks of a Markdown file. */
