@@ -6,7 +6,7 @@ export const PROFILE_CHOICES = ['probe', 'resumable', 'sticky_process'] as const
 /** What happens to a waiting sticky job whose live process is lost (docs/engines.md, "Live sessions"). */
 export const STICKY_RECOVERY_CHOICES = ['fail', 'resume'] as const;
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-/** How log lines look: `auto` is `pretty` when stdout is a terminal, else `json` (docs/configuration.md, "Logs"). */
+/** How log lines look: `auto` is `pretty` when stdout is a terminal, else `json` (docs/configuration.md, "log_format"). */
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 /** How engine processes are held together and stopped (docs/engines.md, "Containment"). */
 export const CONTAINMENT_CHOICES = ['auto', 'cgroup', 'process_group'] as const;
