@@ -42,7 +42,7 @@ interface Line {
 }
 const lines = (text: string): Line[] => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Line);
 
-t.test('README: the socat lines work as printed', { skip }, async (t) => {
+t.test('README: the socat lines work as printed, and each request is answered once (half-close)', { skip }, async (t) => {
   const daemon = await TestDaemon.start({ skillsDirs: [join(ROOT, 'skills')] });
   t.teardown(() => daemon.cleanup());
   const script = withSocket(await block('README.md', 'UNIX-CONNECT'), daemon.socket);
@@ -56,6 +56,7 @@ t.test('README: the socat lines work as printed', { skip }, async (t) => {
   t.match(jobId, /^job-/, 'jobs/result answered for the job that jobs/create made');
   const client = await daemon.client();
   t.equal((await client.request<{ skill_id: string }>('jobs/get', { job_id: jobId })).skill_id, 'summarize-text');
+  t.equal((await client.request<{ jobs: unknown[] }>('jobs/list', {})).jobs.length, 1, 'exactly one job: nothing to retry, nothing duplicated');
 });
 
 t.test('docs/protocol.md: several requests on one connection', { skip }, async (t) => {
