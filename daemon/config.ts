@@ -6,6 +6,8 @@ export const PROFILE_CHOICES = ['probe', 'resumable', 'sticky_process'] as const
 /** What happens to a waiting sticky job whose live process is lost (docs/engines.md, "Live sessions"). */
 export const STICKY_RECOVERY_CHOICES = ['fail', 'resume'] as const;
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+/** How log lines look: `auto` is `pretty` when stdout is a terminal, else `json` (docs/configuration.md, "log_format"). */
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 /** How engine processes are held together and stopped (docs/engines.md, "Containment"). */
 export const CONTAINMENT_CHOICES = ['auto', 'cgroup', 'process_group'] as const;
 
@@ -28,6 +30,7 @@ export interface Config {
   hard_timeout_sec: number;
   kill_grace_ms: number;
   log_level: (typeof LOG_LEVELS)[number];
+  log_format: (typeof LOG_FORMATS)[number];
   process_containment: (typeof CONTAINMENT_CHOICES)[number];
   engines: Record<EngineName, EngineConfig>;
 }
@@ -39,7 +42,7 @@ export class ConfigError extends Error {
 
 /** What the daemon was started with: parsed flags, the environment and a few facts of the host. */
 export interface ConfigSources {
-  flags: Partial<Pick<Config, 'socket' | 'state_dir' | 'skills_dirs' | 'log_level'>> & { config?: string };
+  flags: Partial<Pick<Config, 'socket' | 'state_dir' | 'skills_dirs' | 'log_level' | 'log_format'>> & { config?: string };
   env: NodeJS.ProcessEnv;
   bundledSkillsDir: string;
   uid: number;
@@ -48,15 +51,25 @@ export interface ConfigSources {
 
 type Raw = Record<string, unknown>;
 
+/**
+ * The config file read when neither `--config` nor `SKILLD_CONFIG` names one:
+ * `$XDG_CONFIG_HOME/skilld/config.json`, else `~/.config/skilld/config.json`. It may be absent.
+ */
+export function defaultConfigPath(env: NodeJS.ProcessEnv, home: string): string {
+  return join(env['XDG_CONFIG_HOME'] || join(home, '.config'), 'skilld', 'config.json');
+}
+
 /** Flags > environment > config file > defaults. Throws ConfigError on any bad value. */
 export async function loadConfig(sources: ConfigSources): Promise<Config> {
   const { flags, env } = sources;
-  const file = await readConfigFile(flags.config ?? env['SKILLD_CONFIG']);
+  const named = flags.config ?? env['SKILLD_CONFIG'];
+  const file = named !== undefined && named !== '' ? await readConfigFile(named, true) : await readConfigFile(defaultConfigPath(env, sources.home), false);
   const fromEnv: Raw = {};
   if (env['SKILLD_SOCKET']) fromEnv['socket'] = env['SKILLD_SOCKET'];
   if (env['SKILLD_STATE_DIR']) fromEnv['state_dir'] = env['SKILLD_STATE_DIR'];
   if (env['SKILLD_SKILLS_DIRS']) fromEnv['skills_dirs'] = env['SKILLD_SKILLS_DIRS'].split(':').filter((d) => d !== '');
   if (env['SKILLD_LOG_LEVEL']) fromEnv['log_level'] = env['SKILLD_LOG_LEVEL'];
+  if (env['SKILLD_LOG_FORMAT']) fromEnv['log_format'] = env['SKILLD_LOG_FORMAT'];
   const overrides = { ...fromEnv, ...stripUndefined(flags) };
   delete overrides['config'];
   const merged: Raw = { ...defaults(sources), ...file.values, ...overrides };
@@ -80,16 +93,18 @@ function defaults(sources: ConfigSources): Raw {
     hard_timeout_sec: 3600,
     kill_grace_ms: 5000,
     log_level: 'info',
+    log_format: 'auto',
     process_containment: 'auto',
   };
 }
 
-async function readConfigFile(path: string | undefined): Promise<{ values: Raw; path: string | null }> {
-  if (path === undefined || path === '') return { values: {}, path: null };
+/** A named file must exist; the default one may be absent (ENOENT), but if it is there it must be good. */
+async function readConfigFile(path: string, required: boolean): Promise<{ values: Raw; path: string | null }> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
+    if (!required && (error as NodeJS.ErrnoException).code === 'ENOENT') return { values: {}, path: null };
     throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`);
   }
   let values: unknown;
@@ -102,7 +117,7 @@ async function readConfigFile(path: string | undefined): Promise<{ values: Raw; 
   return { values: values as Raw, path };
 }
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'process_containment', 'engines'];
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
@@ -133,6 +148,7 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     hard_timeout_sec: int('hard_timeout_sec', 1),
     kill_grace_ms: int('kill_grace_ms', 0),
     log_level: level,
+    log_format: choice('log_format', LOG_FORMATS),
     process_containment: choice('process_containment', CONTAINMENT_CHOICES),
     engines: validateEngines(raw['engines'] ?? {}, fail),
   };

@@ -112,7 +112,8 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   };
 }
 
-async function readVersion(): Promise<string> {
+/** The version in the package's `package.json` (`skilld --version`, `daemon/ping`). */
+export async function readVersion(): Promise<string> {
   const pkg = JSON.parse(await readFile(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
   return pkg.version;
 }

@@ -13,7 +13,7 @@ const byJob = { type: 'object', additionalProperties: false, required: ['job_id'
  */
 const MODEL_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$';
 
-/** Every method and the JSON Schema of its params (SPEC §4). Unknown keys are refused: typos surface. */
+/** Every method and the JSON Schema of its params (docs/protocol.md, "Methods"). Unknown keys are refused: typos surface. */
 export const METHOD_PARAMS = {
   'daemon/ping': none,
   'daemon/status': none,

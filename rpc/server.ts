@@ -1,5 +1,5 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { lstat, mkdir, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Connection, refuseSocket, type InboundBudget } from './connection.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -51,7 +51,7 @@ export class RpcServer {
       });
       return;
     }
-    await prepareSocketPath(target.path);
+    await prepareSocketPath(target.path, target.mode);
     await new Promise<void>((resolve, reject) => {
       this.#server.once('error', reject);
       // The socket must never exist with wider permissions, even for an instant: bind under a umask.
@@ -128,12 +128,25 @@ class SharedBudget implements InboundBudget {
 }
 
 /**
- * Makes the socket's folder (0700 when we create it) and removes a stale socket file, but only
- * when nothing answers on it: a live daemon's socket, or a file that is not a socket, is refused.
+ * The mode of a socket folder the daemon creates: the owner's, plus search (and read) for the
+ * group or others when the socket lets them in (`socket_mode` "0660" → 0750), since a socket
+ * in a folder they cannot enter is out of their reach whatever its own mode.
  */
-async function prepareSocketPath(path: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  await checkSocketFolder(dirname(path));
+export function socketFolderMode(socketMode: number): number {
+  return 0o700 | ((socketMode & 0o060) !== 0 ? 0o050 : 0) | ((socketMode & 0o006) !== 0 ? 0o005 : 0);
+}
+
+/**
+ * Makes the socket's folder (see `socketFolderMode`; a folder that exists is left as it is) and
+ * removes a stale socket file, but only when nothing answers on it: a live daemon's socket, or a
+ * file that is not a socket, is refused.
+ */
+async function prepareSocketPath(path: string, socketMode: number): Promise<void> {
+  const folder = dirname(path);
+  const folderMode = socketFolderMode(socketMode);
+  // mkdir applies the umask (systemd's UMask=0077 would take the group's bits away): set the mode of the folder we made.
+  if ((await mkdir(folder, { recursive: true, mode: folderMode })) !== undefined) await chmod(folder, folderMode);
+  await checkSocketFolder(folder);
   const info = await lstat(path).catch(() => null);
   if (info === null) return;
   if (!info.isSocket()) throw new Error(`${path} exists and is not a socket; refusing to replace it`);

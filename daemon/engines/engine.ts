@@ -35,7 +35,7 @@ export interface TurnParser {
 }
 
 /**
- * Builds one engine's command lines and reads its output (SPEC §6). A null prompt means that it
+ * Builds one engine's command lines and reads its output (docs/engines.md). A null prompt means that it
  * is written to the engine's stdin instead (see `routePrompt`).
  */
 export interface EngineAdapter {

@@ -26,7 +26,7 @@ export interface CreatePlan {
   parameter: Record<string, unknown>;
 }
 
-/** Create-time checks (SPEC §5), in a fixed order so the same bad request always gets the same code. */
+/** Create-time checks (docs/protocol.md, "jobs/create"), in a fixed order so the same bad request always gets the same code. */
 export function planCreate(params: CreateParams, skills: SkillRegistry): CreatePlan {
   const entry = skills.get(params.skill_id);
   if (entry === undefined) throw new SkilldError('SKILL_NOT_FOUND', `no skill "${params.skill_id}"`);

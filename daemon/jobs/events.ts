@@ -12,7 +12,7 @@ export const MAX_UNWRITTEN_EVENT_BYTES = 1024 * 1024;
 /** `output`: one line the engine printed, raw; `message`: one message of the agent, as text. */
 export type JobEventType = 'status_changed' | 'input_required' | 'output' | 'message' | 'warning' | 'finished';
 
-/** One `job/event` notification body (SPEC §4). `seq` increases per job without gaps. */
+/** One `job/event` notification body (docs/protocol.md, "job/event"). `seq` increases per job without gaps. */
 export interface JobEventRecord {
   job_id: string;
   seq: number;

@@ -41,7 +41,7 @@ export type GateDecision =
 
 type OutputCheck = { ok: true; output: Record<string, unknown>; repaired: boolean } | { ok: false; reason: string };
 
-/** The turn gate (SPEC §7): one pure decision per turn, for both modes. */
+/** The turn gate: one pure decision per turn, for both modes (README, "Interactive runs in detail"). */
 export function decideTurn(evidence: TurnEvidence): GateDecision {
   const { process } = evidence;
   if (process.kind === 'canceled') return { status: 'canceled', error: { code: 'CANCELED_BY_USER', message: 'canceled by user' }, warnings: [] };

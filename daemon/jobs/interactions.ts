@@ -18,7 +18,7 @@ export interface Interaction {
 
 export const AUTO_DECIDE_INSTRUCTION = 'The user did not reply in time. Continue with your best judgement based on the current context.';
 
-/** The reply sent for a non-strict job whose deadline passed (SPEC §8). */
+/** The reply sent for a non-strict job whose deadline passed. */
 export function autoDecideResponse(interactionId: number): { source: 'auto_decide_timeout'; interaction_id: number; instruction: string } {
   return { source: 'auto_decide_timeout', interaction_id: interactionId, instruction: AUTO_DECIDE_INSTRUCTION };
 }

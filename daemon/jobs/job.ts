@@ -39,7 +39,7 @@ export function boundError(error: JobError): JobError {
   return { code: error.code, message: `${bytes.subarray(0, end).toString('utf8')}${ELLIPSIS}` };
 }
 
-/** A job exactly as it is stored and sent on the wire (SPEC §4 `Job`, plus `model` and `hard_timeout_sec`). */
+/** A job exactly as it is stored and sent on the wire (docs/protocol.md, "Job"). */
 export interface Job {
   job_id: string;
   skill_id: string;

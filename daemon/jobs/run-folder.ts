@@ -5,7 +5,7 @@ import { appendWhole, syncFolder, writeFileDurably, writeNewFileSynced } from '.
 
 export type LogStream = 'stdout' | 'stderr';
 
-/** The paths of one job's run folder (SPEC §3). */
+/** The paths of one job's run folder (docs/state.md). */
 export class RunFolder {
   readonly root: string;
 

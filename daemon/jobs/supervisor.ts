@@ -152,7 +152,7 @@ export class Supervisor {
     return { job_id: jobId, status: job.status, accepted };
   }
 
-  /** SPEC §9, run before the socket accepts: nothing stays `running` without a process. */
+  /** Restart recovery (docs/state.md), run before the socket accepts: nothing stays `running` without a process. */
   async recover(): Promise<void> {
     const records = this.#d.store.processes();
     const survivors = await this.#d.spawner.stopSurvivors(records, (jobId) => this.#d.store.hasJob(jobId));
@@ -356,7 +356,7 @@ export class Supervisor {
     this.#d.events.emit(job.job_id, 'input_required', { pending });
   }
 
-  /** jobs/reply (SPEC §8): checked, persisted, then acknowledged; a retry with the same key is harmless. */
+  /** jobs/reply: checked, persisted, then acknowledged; a retry with the same key is harmless. */
   async reply(params: ReplyParams): Promise<{ job_id: string; status: string; accepted: true }> {
     return this.#lock.run(params.job_id, () => this.#reply(params)).catch((error: unknown) => {
       throw asStorageError(error, 'the reply');

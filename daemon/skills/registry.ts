@@ -17,7 +17,7 @@ export interface SkillEntry {
   error: SkillError | null;
 }
 
-/** The wire `Skill` (SPEC §4). */
+/** The wire `Skill` (docs/protocol.md, "Skill"). */
 export interface SkillView {
   id: string;
   version: string | null;

@@ -1,5 +1,5 @@
 // Wait deadlines of the resumable profile and restart recovery of waiting jobs, through the real
-// daemon (SPEC §8 "Deadline", §9: LC-8, LC-10, API-7, API-8, API-11, PR-3 across a restart).
+// daemon (LC-8, LC-10, API-7, API-8, API-11, PR-3 across a restart).
 // The only waits here are real deadlines (session_timeout_sec 1 or 2), observed through events.
 import t from 'tap';
 import type { RpcClient } from '../../rpc/client.js';

@@ -1,5 +1,5 @@
 // The interactive turn gate through the real daemon (resumable profile: the fakes pass the probe).
-// SPEC §7 (LC-1, LC-2, LC-13..LC-17, D-1, D-4..D-8, API-3, API-15..API-17, PR-15..PR-17) and the
+// Scenarios LC-1, LC-2, LC-13..LC-17, D-1, D-4..D-8, API-3, API-15..API-17, PR-15..PR-17 and the
 // patched SKILL.md (TP-5..TP-7).
 import t from 'tap';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

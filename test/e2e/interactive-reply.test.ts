@@ -1,6 +1,6 @@
 // Replies and resumes of the resumable profile through the real daemon: probe, session handles,
 // resume argv, new processes, resume failure, what a reply turn sends, jobs/reply errors and
-// idempotency, and the input_required event (SPEC §4, §6, §8: PR-1, PR-3..PR-10, PR-14, TP-9,
+// idempotency, and the input_required event (PR-1, PR-3..PR-10, PR-14, TP-9,
 // TP-11, TP-13, TP-14, D-5, API-3, API-4, API-9, API-10, LC-7).
 import t from 'tap';
 import { readFile, rm } from 'node:fs/promises';
@@ -34,7 +34,7 @@ function sessionFile(jobId: string, id: string): string {
   return join(daemon.runDir(jobId), 'workspace', '.fake-engine', 'sessions', `${id}.json`);
 }
 
-/** The exact argv the fake must see, after the configured command (SPEC §6 table). */
+/** The exact argv the fake must see, after the configured command (docs/engines.md, the argv table). */
 const ARGV = {
   codex: {
     start: (prompt: string) => ['exec', '--skip-git-repo-check', '--json', '--yolo', '--', prompt],

@@ -1,5 +1,5 @@
-// Slots and the resumable profile through the real daemon with max_concurrent 1 (SPEC §8:
-// LC-3, LC-4, cancel, "a slot is never leaked"). Tests run one after the other: they count slots.
+// Slots and the resumable profile through the real daemon with max_concurrent 1
+// (LC-3, LC-4, cancel, "a slot is never leaked"). Tests run one after the other: they count slots.
 import t from 'tap';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';

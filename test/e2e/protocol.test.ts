@@ -1,12 +1,11 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { createConnection, createServer } from 'node:net';
-import { lstat, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { ROOT, TEST_SKILLS, TestDaemon } from '../helpers/daemon.js';
+import { TestDaemon } from '../helpers/daemon.js';
 
 const daemon = await TestDaemon.start();
 t.teardown(() => daemon.cleanup());
@@ -124,40 +123,6 @@ t.test('daemon/status reports slots, jobs by status and skills', async (t) => {
   const client = await daemon.client();
   const status = await client.request<Record<string, unknown>>('daemon/status');
   t.match(status, { version: '0.1.0', pid: Number, socket: daemon.socket, state_dir: daemon.stateDir, slots: { max: 4, used: 0, queued: 0 }, jobs: { queued: 0, running: 0, waiting_user: 0, succeeded: 0, failed: 0, canceled: 0 }, skills: { ok: 5, invalid: 0 } });
-});
-
-const run = promisify(execFile);
-const socat = await run('sh', ['-c', 'command -v socat']).catch(() => null);
-const noSocat = socat === null ? 'socat is not installed (apt-get install socat; .ci/run installs it)' : false;
-
-/** README's "From a script" lines, as printed there. */
-async function readmeScript(): Promise<{ setup: string; lines: string[] }> {
-  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-  const block = /From a script[^\n]*\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
-  const [setup = '', ...lines] = block.split('\n').filter((line) => line.trim() !== '');
-  return { setup, lines };
-}
-
-t.test("half-close: README's socat lines, exactly as printed, get the answers to jobs/create and jobs/result", { skip: noSocat }, async (t) => {
-  const runtime = await mkdtemp(join(tmpdir(), 'skilld-xdg-'));
-  const scripted = await TestDaemon.start({ dir: runtime, socket: join(runtime, 'skilld', 'skilld.sock'), skillsDirs: [TEST_SKILLS, join(ROOT, 'skills')] });
-  t.teardown(() => scripted.cleanup());
-  const { setup, lines } = await readmeScript();
-  t.match(setup, /^sock=\$XDG_RUNTIME_DIR\/skilld\/skilld\.sock$/);
-  t.equal(lines.length, 3, 'skills/list, jobs/create, jobs/result');
-  const shell = async (line: string): Promise<Record<string, unknown>> => {
-    const { stdout } = await run('sh', ['-c', `${setup}\n${line}`], { env: { ...process.env, XDG_RUNTIME_DIR: runtime } });
-    t.equal(stdout.trim().split('\n').length, 1, 'one answer line');
-    return JSON.parse(stdout) as Record<string, unknown>;
-  };
-  const listed = (await shell(lines[0] as string)) as { result: { skills: Array<{ id: string }> } };
-  t.ok(listed.result.skills.some((s) => s.id === 'summarize-text'));
-  const created = (await shell(lines[1] as string)) as { id: number; result: { job_id: string; skill_id: string } };
-  t.match(created, { id: 2, result: { skill_id: 'summarize-text', job_id: String } }, 'the job that was created is answered');
-  const result = await shell((lines[2] as string).replace('JOB_ID', created.result.job_id));
-  t.match(result, { id: 3, result: { job_id: created.result.job_id } });
-  const client = await scripted.client();
-  t.same((await client.request<{ jobs: unknown[] }>('jobs/list', {})).jobs.length, 1, 'exactly one job: nothing to retry, nothing duplicated');
 });
 
 t.test('half-close: every request already sent is answered before the connection closes', async (t) => {

@@ -11,7 +11,7 @@ const engines = {
 // Process groups and job marks: the cgroup side of recovery is in containment.test.ts.
 const config = { max_concurrent: 2, kill_grace_ms: 300, engines, process_containment: 'process_group' };
 
-t.test('restart after SIGKILL: each job lands in its SPEC §9 state and no engine process from before survives', async (t) => {
+t.test('restart after SIGKILL: each job lands in its recovery state (docs/state.md) and no engine process from before survives', async (t) => {
   const daemon = await TestDaemon.start({ config });
   const client = await daemon.client();
   const create = (params: Record<string, unknown>): Promise<JobView> => client.request<JobView>('jobs/create', params);

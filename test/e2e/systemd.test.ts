@@ -1,12 +1,13 @@
 import t from 'tap';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DAEMON_BIN, ROOT, TEST_SKILLS } from '../helpers/daemon.js';
 import { RpcClient } from '../../rpc/client.js';
+import { loadConfig } from '../../daemon/config.js';
 
 const run = promisify(execFile);
 const has = async (tool: string): Promise<boolean> => (await run('sh', ['-c', `command -v ${tool}`]).catch(() => null)) !== null;
@@ -95,3 +96,103 @@ t.test('the unit files pass systemd-analyze verify', { skip: analyze ? false : '
   for (const line of ['RuntimeDirectory=skilld', 'StateDirectory=skilld', 'KillMode=mixed', 'Type=notify', 'NotifyAccess=all', 'Delegate=yes']) t.match(service, line);
   t.notMatch(service, /^ProtectControlGroups=/m, 'the cgroup file system stays writable, or the delegation would be void');
 });
+
+const EXAMPLE_CONFIG = join(ROOT, 'systemd', 'config.example.json');
+
+t.test('the group skilld may use the socket, and every setting comes from the config file', async (t) => {
+  const service = await readFile(join(ROOT, 'systemd', 'skilld.service'), 'utf8');
+  const socket = await readFile(join(ROOT, 'systemd', 'skilld.socket'), 'utf8');
+  for (const line of ['SocketMode=0660', 'SocketUser=skilld', 'SocketGroup=skilld', 'DirectoryMode=0750']) t.match(socket, new RegExp(`^${line}$`, 'm'));
+  for (const line of ['User=skilld', 'Group=skilld', 'RuntimeDirectoryMode=0750', 'Environment=HOME=/var/lib/skilld', 'ExecStart=/usr/bin/env skilld --config /etc/skilld/config.json']) t.match(service, new RegExp(`^${line}$`, 'm'));
+  t.notMatch(service, /^Environment=SKILLD_/m, 'no SKILLD_* variable: it would silently win over the config file');
+  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+  t.match(readme, /install .* systemd\/config\.example\.json \/etc\/skilld\/config\.json/, "README's install steps put the example where ExecStart reads it");
+});
+
+t.test('systemd/config.example.json loads as skilld loads it, with the systemd paths and a group socket', async (t) => {
+  const config = await loadConfig({ flags: { config: EXAMPLE_CONFIG }, env: {}, bundledSkillsDir: join(ROOT, 'skills'), uid: 990, home: '/var/lib/skilld' });
+  t.equal(config.socket, '/run/skilld/skilld.sock');
+  t.equal(config.socket_mode, 0o660);
+  t.equal(config.state_dir, '/var/lib/skilld');
+  t.same(config.skills_dirs, ['/var/lib/skilld/skills', '/usr/lib/node_modules/skilld/skills']);
+});
+
+const isRoot = process.getuid?.() === 0;
+const NOBODY = 65534;
+
+/** Connects to `socket` as uid `nobody` with primary group `gid` (no other group) and pings; resolves with the answer line or the error code. */
+async function pingAs(gid: number, socket: string): Promise<string> {
+  const program = `const s = require('node:net').createConnection(process.argv[1]);
+s.on('connect', () => s.write('{"jsonrpc":"2.0","id":1,"method":"daemon/ping"}\\n'));
+s.on('data', (d) => { process.stdout.write(String(d)); s.end(); });
+s.on('error', (e) => process.stdout.write(e.code));`;
+  const { stdout } = await run(process.execPath, ['-e', program, socket], { uid: NOBODY, gid, cwd: '/' });
+  return stdout.trim();
+}
+
+/** A folder under the temp folder that any user may pass through (not list): the socket's folder decides. */
+async function passable(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  await chmod(dir, 0o711);
+  return dir;
+}
+
+async function waitForLine(child: ChildProcess, pattern: RegExp): Promise<void> {
+  let text = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      if (pattern.test(text)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${text}`)));
+  });
+}
+
+t.test(
+  'with the example config, a socket the daemon creates is 0660 in a 0750 folder, under UMask=0077: its group may connect, others may not',
+  { skip: isRoot ? false : 'needs root to connect as another user' },
+  async (t) => {
+    const dir = await passable('skilld-group-');
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    const socket = join(dir, 'run', 'skilld.sock');
+    const args = [DAEMON_BIN, '--config', EXAMPLE_CONFIG, '--socket', socket, '--state-dir', join(dir, 'state'), '--skills-dir', TEST_SKILLS];
+    const daemon = spawn('sh', ['-c', 'umask 0077 && exec "$@"', 'sh', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    t.teardown(async () => {
+      if (daemon.exitCode === null) {
+        daemon.kill('SIGTERM');
+        await once(daemon, 'exit');
+      }
+    });
+    await waitForLine(daemon, /skilld ready/);
+    t.equal((await lstat(socket)).mode & 0o777, 0o660, 'socket_mode "0660" from the example config');
+    t.equal((await lstat(join(dir, 'run'))).mode & 0o777, 0o750, 'the folder it made lets the group through');
+    const group = (await lstat(socket)).gid;
+    t.match(await pingAs(group, socket), /"result":\{"ok":true/, "a member of the socket's group is served");
+    t.equal(await pingAs(NOBODY, socket), 'EACCES', 'anyone else is refused by the file system');
+  },
+);
+
+t.test(
+  'socket activation with SocketMode=0660: the daemon serves the group through the socket systemd made, and leaves its mode alone',
+  { skip: !activate ? 'systemd-socket-activate is missing (Debian package systemd; .ci/run installs it)' : isRoot ? false : 'needs root to connect as another user' },
+  async (t) => {
+    const dir = await passable('skilld-sd-group-');
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    const socket = join(dir, 'skilld.sock');
+    const child = spawn('systemd-socket-activate', ['-l', socket, process.execPath, DAEMON_BIN, '--config', EXAMPLE_CONFIG, '--state-dir', join(dir, 'state'), '--skills-dir', TEST_SKILLS, '--socket', join(dir, 'unused.sock')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    t.teardown(async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+    });
+    for (let i = 0; i < 250 && (await lstat(socket).catch(() => null)) === null; i += 1) await new Promise((r) => setTimeout(r, 20));
+    // What SocketMode=0660 makes systemd do; systemd-socket-activate has no such option.
+    await chmod(socket, 0o660);
+    const group = (await lstat(socket)).gid;
+    t.match(await pingAs(group, socket), /"result":\{"ok":true/, 'a member connects first: that starts the daemon, which answers');
+    t.equal(await pingAs(NOBODY, socket), 'EACCES');
+    t.equal((await lstat(socket)).mode & 0o777, 0o660, 'the inherited socket keeps the mode systemd gave it');
+    t.notOk(await lstat(join(dir, 'unused.sock')).catch(() => null), 'the daemon created no socket of its own');
+  },
+);

@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, type ConfigSources } from '../../daemon/config.js';
+import { ConfigError, defaultConfigPath, loadConfig, type ConfigSources } from '../../daemon/config.js';
 
 const HOME = '/home/alice';
 const BUNDLED = '/opt/skilld/skills';
@@ -18,8 +18,8 @@ async function configFile(content: unknown): Promise<string> {
   return path;
 }
 
-function sources(overrides: { flags?: ConfigSources['flags']; env?: NodeJS.ProcessEnv } = {}): ConfigSources {
-  return { flags: overrides.flags ?? {}, env: overrides.env ?? {}, bundledSkillsDir: BUNDLED, uid: 1234, home: HOME };
+function sources(overrides: { flags?: ConfigSources['flags']; env?: NodeJS.ProcessEnv; home?: string } = {}): ConfigSources {
+  return { flags: overrides.flags ?? {}, env: overrides.env ?? {}, bundledSkillsDir: BUNDLED, uid: 1234, home: overrides.home ?? HOME };
 }
 
 /** The message of the ConfigError the promise rejects with; anything else fails the test. */
@@ -47,6 +47,7 @@ t.test('defaults without any XDG variables', async (t) => {
     hard_timeout_sec: 3600,
     kill_grace_ms: 5000,
     log_level: 'info',
+    log_format: 'auto',
     process_containment: 'auto',
     engines: {
       codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail' },
@@ -289,3 +290,42 @@ t.test(
     t.notMatch(message, /config file/);
   },
 );
+
+t.test('log_format: auto by default; json or pretty from the file, SKILLD_LOG_FORMAT or the flag', async (t) => {
+  t.equal((await loadConfig(sources({ flags: { config: await configFile({ log_format: 'json' }) } }))).log_format, 'json');
+  t.equal((await loadConfig(sources({ env: { SKILLD_LOG_FORMAT: 'pretty' } }))).log_format, 'pretty');
+  t.equal((await loadConfig(sources({ env: { SKILLD_LOG_FORMAT: 'pretty' }, flags: { log_format: 'json' } }))).log_format, 'json');
+  t.match(await configError(loadConfig(sources({ flags: { config: await configFile({ log_format: 'text' }) } }))), /"log_format" must be one of auto, json, pretty/);
+});
+
+t.test('the default config file: $XDG_CONFIG_HOME/skilld/config.json, else ~/.config/skilld/config.json', async (t) => {
+  t.equal(defaultConfigPath({ XDG_CONFIG_HOME: '/xdg/config' }, HOME), '/xdg/config/skilld/config.json');
+  t.equal(defaultConfigPath({}, HOME), '/home/alice/.config/skilld/config.json');
+  t.equal(defaultConfigPath({ XDG_CONFIG_HOME: '' }, HOME), '/home/alice/.config/skilld/config.json', 'empty counts as unset');
+
+  const home = await mkdtemp(join(dir, 'home-'));
+  const xdg = await mkdtemp(join(dir, 'xdg-'));
+  t.equal((await loadConfig(sources({ home, env: { XDG_CONFIG_HOME: xdg } }))).max_concurrent, 4, 'absent: the defaults, no error');
+  await mkdir(join(home, '.config', 'skilld'), { recursive: true });
+  await writeFile(join(home, '.config', 'skilld', 'config.json'), JSON.stringify({ max_concurrent: 3 }));
+  t.equal((await loadConfig(sources({ home }))).max_concurrent, 3, '~/.config/skilld/config.json without XDG_CONFIG_HOME');
+  await mkdir(join(xdg, 'skilld'));
+  await writeFile(join(xdg, 'skilld', 'config.json'), JSON.stringify({ max_concurrent: 5 }));
+  t.equal((await loadConfig(sources({ home, env: { XDG_CONFIG_HOME: xdg } }))).max_concurrent, 5, 'XDG_CONFIG_HOME wins over ~/.config');
+  t.equal((await loadConfig(sources({ home, env: { XDG_CONFIG_HOME: xdg }, flags: { config: await configFile({ max_concurrent: 6 }) } }))).max_concurrent, 6, '--config replaces it');
+  t.equal((await loadConfig(sources({ home, env: { XDG_CONFIG_HOME: xdg, SKILLD_CONFIG: await configFile({}) } }))).max_concurrent, 4, 'SKILLD_CONFIG replaces it');
+});
+
+t.test('a broken default config file stops start-up with a message naming it', async (t) => {
+  const xdg = await mkdtemp(join(dir, 'xdg-broken-'));
+  const path = join(xdg, 'skilld', 'config.json');
+  await mkdir(join(xdg, 'skilld'));
+  await writeFile(path, '{"max_concurrent": ');
+  const message = await configError(loadConfig(sources({ env: { XDG_CONFIG_HOME: xdg } })));
+  t.match(message, /is not valid JSON/);
+  t.ok(message.includes(path), message);
+  await writeFile(path, JSON.stringify({ max_concurent: 2 }));
+  const unknown = await configError(loadConfig(sources({ env: { XDG_CONFIG_HOME: xdg } })));
+  t.match(unknown, /"max_concurent" is unknown/);
+  t.ok(unknown.includes(path), unknown);
+});

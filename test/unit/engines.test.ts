@@ -22,7 +22,7 @@ t.test('the registry knows exactly codex, gemini, iflow and claude', async (t) =
 });
 
 // ---------------------------------------------------------------------------------------------
-// argv builders (SPEC §6)
+// argv builders (docs/engines.md)
 
 t.test('TP-12 TP-13 codex start argv: exec --skip-git-repo-check --json --yolo -- <prompt>', async (t) => {
   t.same(codex.startArgs('Run the skill.', null), ['exec', '--skip-git-repo-check', '--json', '--yolo', '--', 'Run the skill.']);

@@ -21,7 +21,7 @@ t.test("README's error table lists exactly the registry's codes, with the same i
   }
 });
 
-t.test('every code is upper snake case (TIMEOUT is the one single word, from SPEC §4), and application integers are unique', async (t) => {
+t.test('every code is upper snake case (TIMEOUT is the one single word), and application integers are unique', async (t) => {
   const seen = new Map<number, string>();
   for (const [code, info] of Object.entries(ERROR_CODES)) {
     t.match(code, /^[A-Z]+(_[A-Z]+)*$/);

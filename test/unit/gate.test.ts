@@ -62,7 +62,7 @@ interface Row {
   expect: Record<string, unknown>;
 }
 
-// SPEC §7, every row, both modes.
+// The turn gate, every row, both modes.
 const ROWS: Row[] = [
   {
     name: 'LC-12 D-2 auto: process ok, output valid, no marker -> succeeded (marker not required)',

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { JOB_EVENTS, JOB_STATUSES, TERMINAL_STATUSES, TRANSITIONS, isTerminal, nextStatus, type JobEvent, type JobStatus } from '../../daemon/jobs/states.js';
 
-// The expected lifecycle, written out independently of the table under test (SPEC §4, §8, §9):
+// The expected lifecycle, written out independently of the table under test (README, "Job lifecycle"):
 // a slot grant starts a queued job; a turn decides success, failure or waiting; a reply resumes
 // (new process: back to the queue) or continues (live process); cancel works from every
 // non-terminal status; a rescued sticky wait stays waiting; terminal statuses never move.
