@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { COMMANDS } from '../../clients/table.js';
 import { ROOT, SKILLCTL_BIN, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { runSkillctl, type Outcome } from '../helpers/skillctl.js';
+import { hasTool } from '../helpers/tools.js';
 
 // One slot, so that a second job waits in the queue and never starts while the first hangs.
 const daemon = await TestDaemon.start({ config: { kill_grace_ms: 300, max_concurrent: 1 } });
@@ -245,7 +246,7 @@ t.test('socket prints the path every command would use, and where it came from, 
   t.match(human.stderr, 'the per-user default when $XDG_RUNTIME_DIR is unset');
 });
 
-t.test('$(skillctl socket) in a shell reaches the daemon, as the README has socat do', { skip: hasCommand('socat') ? false : 'socat is not installed' }, async (t) => {
+t.test('$(skillctl socket) in a shell reaches the daemon, as the README has socat do', { skip: hasTool('socat') ? false : 'socat is not installed (.ci/run installs it)' }, async (t) => {
   const bin = await fakeSkillctlOnPath();
   const out = execFileSync('bash', ['-c', `echo '{"jsonrpc":"2.0","id":1,"method":"daemon/ping"}' | socat -t 30 - UNIX-CONNECT:$(skillctl socket 2>/dev/null)`], {
     env: { ...process.env, PATH: `${bin}:${process.env['PATH'] ?? ''}`, SKILLD_SOCKET: daemon.socket },
@@ -280,13 +281,4 @@ async function fakeSkillctlOnPath(): Promise<string> {
   await writeFile(join(bin, 'skillctl'), `#!/bin/sh\nexec '${process.execPath}' '${SKILLCTL_BIN}' "$@"\n`);
   await chmod(join(bin, 'skillctl'), 0o755);
   return bin;
-}
-
-function hasCommand(name: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { bashCompletion } from '../../clients/completion-bash.js';
 import { zshCompletion } from '../../clients/completion-zsh.js';
 import { COMMANDS } from '../../clients/table.js';
+import { hasTool } from '../helpers/tools.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'skillctl-completion-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
@@ -63,7 +64,7 @@ t.test('bash: --socket completes file names', async (t) => {
   t.same(complete(['skillctl', 'status', '--socket', join(dir, 'here.s')]), [join(dir, 'here.sock')]);
 });
 
-const ZSH_SKIP = hasZsh() ? false : 'zsh is not installed (apt-get install zsh to run this check)';
+const ZSH_SKIP = hasTool('zsh') ? false : 'zsh is not installed (apt-get install zsh to run this check)';
 
 t.test('zsh: the script parses and registers the completion', { skip: ZSH_SKIP }, async (t) => {
   const file = join(dir, '_skillctl');
@@ -111,12 +112,3 @@ t.test('zsh: what a Tab offers at a real prompt', { skip: ZSH_SKIP }, async (t) 
   ]);
   t.match(await readFile(join(dir, 'args'), 'utf8'), 'jobs -q --limit 100 --socket /s/z.sock', 'the job ids come from the socket given');
 });
-
-function hasZsh(): boolean {
-  try {
-    execFileSync('zsh', ['-f', '-c', 'true']);
-    return true;
-  } catch {
-    return false;
-  }
-}
