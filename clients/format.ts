@@ -1,4 +1,5 @@
 import { colourOn, paintStatus, visibleLength } from './colour.js';
+import { agoOf, jobDuration } from './time-text.js';
 import type { CodedError, JobEvent, JobView } from './wire.js';
 
 const GAP = '  ';
@@ -54,10 +55,23 @@ export function jobDetails(job: JobView): string {
   return keyValues(Object.entries(job).map(([key, value]) => [key, (JOB_FIELD_TEXT[key] ?? (key.endsWith('_at') ? shortTime : cell))(value)]));
 }
 
-/** A table of jobs: id, skill, engine, mode, status (coloured with `colour`: on a terminal that allows it), created, error code. */
-export function jobTable(jobs: JobView[], colour: boolean = colourOn(process.stdout)): string {
-  const rows = jobs.map((job) => [job.job_id, job.skill_id, job.engine, job.execution_mode, paintStatus(job.status, job.status, colour), shortTime(job.created_at), job.error?.code ?? '-']);
-  return table(['JOB_ID', 'SKILL', 'ENGINE', 'MODE', 'STATUS', 'CREATED', 'ERROR'], rows);
+/**
+ * A table of jobs: id, skill, engine, mode, status (coloured with `colour`: on a terminal that
+ * allows it), how long ago it was created, how long it ran (so far, for one still going; `-` when
+ * it never started), error code. `--json` and `show` keep the ISO times.
+ */
+export function jobTable(jobs: JobView[], now: number, colour: boolean = colourOn(process.stdout)): string {
+  const rows = jobs.map((job) => [
+    job.job_id,
+    job.skill_id,
+    job.engine,
+    job.execution_mode,
+    paintStatus(job.status, job.status, colour),
+    agoOf(job.created_at, now),
+    jobDuration(job, now),
+    job.error?.code ?? '-',
+  ]);
+  return table(['JOB_ID', 'SKILL', 'ENGINE', 'MODE', 'STATUS', 'CREATED', 'DURATION', 'ERROR'], rows);
 }
 
 type Data = Record<string, unknown>;

@@ -1,26 +1,32 @@
 import { UsageError } from './args.js';
 import { arg, type Command, type Context } from './command.js';
 import { cell, errorText, json, keyValues, table } from './format.js';
+import { durationText } from './time-text.js';
 import type { CodedError, EngineView, SkillView, StatusView } from './wire.js';
 
 /** `status`: daemon/status. */
 export const statusCommand: Command = {
   name: 'status',
   usage: 'status',
-  summary: 'show the daemon: version, socket, slots, job and skill counts',
+  summary: 'show the daemon: version, uptime, socket, slots, job and skill counts',
   options: {},
   positionals: [0, 0],
+  examples: ['status', 'status --json'],
   run: async (ctx) => {
     const status = await ctx.client.request<StatusView>('daemon/status');
-    ctx.print(ctx.json ? json(status) : statusText(status));
+    ctx.print(ctx.json ? json(status) : statusText(status, Date.now()));
     return 0;
   },
 };
 
-function statusText(status: StatusView): string {
+/** daemon/status as `key: value` lines; `uptime` (from `started_at`) follows `started_at`. */
+export function statusText(status: StatusView, now: number): string {
   const { slots, jobs, skills, notices, ...rest } = status;
   const counts = Object.entries(jobs).map(([name, n]) => `${name} ${n}`);
-  const pairs: Array<[string, string]> = Object.entries(rest).map(([key, value]) => [key, cell(value)]);
+  const pairs: Array<[string, string]> = Object.entries(rest).flatMap(([key, value]): Array<[string, string]> => {
+    if (key !== 'started_at' || typeof value !== 'string') return [[key, cell(value)]];
+    return [[key, value], ['uptime', durationText(now - Date.parse(value))]];
+  });
   pairs.push(['slots', `${slots.used}/${slots.max} used, ${slots.queued} queued`]);
   pairs.push(['jobs', counts.length === 0 ? '-' : counts.join(', ')]);
   pairs.push(['skills', `${skills.ok} ok, ${skills.invalid} invalid`]);
@@ -35,6 +41,8 @@ export const skillsCommand: Command = {
   summary: 'list the skills (invalid ones with their error), or show one',
   options: {},
   positionals: [0, 2],
+  argChoices: ['show'],
+  examples: ['skills', 'skills show summarize-text', 'skills show summarize-text --json  # with its input, parameter and output schemas'],
   run: async (ctx, inv) => {
     if (inv.positionals.length === 0) return listSkills(ctx);
     if (arg(inv, 0) !== 'show' || inv.positionals.length !== 2) throw new UsageError('usage: skillctl skills [show <id>]');
@@ -75,6 +83,7 @@ export const enginesCommand: Command = {
   summary: 'list the engines, whether they run, their version and interactive profile',
   options: {},
   positionals: [0, 0],
+  examples: ['engines', 'engines --json'],
   run: async (ctx) => {
     const answer = await ctx.client.request<{ engines: EngineView[] }>('engines/list');
     if (ctx.json) {

@@ -1,26 +1,46 @@
 import { RpcCallError } from '../rpc/client.js';
-import { definedOnly, intOpt, stringOpt, UsageError } from './args.js';
+import { definedOnly, flagOpt, intOpt, stringOpt, UsageError } from './args.js';
+import { JOB_STATUSES } from './choices.js';
 import { colourOn, paintStatus } from './colour.js';
 import { arg, type Command, type Context } from './command.js';
 import { errorText, jobDetails, jobTable, json } from './format.js';
+import { resolveJobId } from './job-id.js';
 import { TERMINAL_STATUSES, type JobView, type ResultView } from './wire.js';
 
 /** `jobs`: jobs/list, newest first. */
 export const jobsCommand: Command = {
   name: 'jobs',
-  usage: 'jobs [--status S] [--skill ID] [--limit N] [--before JOB]',
-  summary: 'list jobs, newest first',
-  options: { status: { type: 'string' }, skill: { type: 'string' }, limit: { type: 'string' }, before: { type: 'string' } },
+  usage: 'jobs [--status S] [--skill ID] [--limit N] [--before JOB] [-q|--quiet]',
+  summary: 'list jobs, newest first: how long ago each was created and how long it ran',
+  options: {
+    status: { type: 'string', value: 'S', description: 'only jobs in this status', choices: JOB_STATUSES },
+    skill: { type: 'string', value: 'ID', description: 'only jobs of this skill' },
+    limit: { type: 'string', value: 'N', description: 'at most N jobs (1 to 1000)', default: '50' },
+    before: { type: 'string', value: 'JOB', description: 'only jobs created before this one (a short id will do): the next page, as the "more:" line names it' },
+    quiet: { type: 'boolean', short: 'q', description: 'print only the job ids, one a line (for scripts)' },
+  },
   positionals: [0, 0],
+  examples: ['jobs', 'jobs --status failed --limit 10', 'jobs --skill summarize-text --json', 'jobs -q --status waiting_user'],
+  details: ['CREATED is how long ago the job was created and DURATION how long it ran, from its start to its end (so far, for one still going; - when it never started). --json and show give the ISO times.'],
   run: async (ctx, inv) => {
     const { values } = inv;
-    const params = definedOnly({ status: stringOpt(values, 'status'), skill_id: stringOpt(values, 'skill'), limit: intOpt(values, 'limit'), before: stringOpt(values, 'before') });
+    const before = stringOpt(values, 'before');
+    const params = definedOnly({
+      status: stringOpt(values, 'status'),
+      skill_id: stringOpt(values, 'skill'),
+      limit: intOpt(values, 'limit'),
+      before: before === undefined ? undefined : await resolveJobId(ctx.client, before),
+    });
     const answer = await ctx.client.request<{ jobs: JobView[]; next: string | null }>('jobs/list', params);
     if (ctx.json) {
       ctx.print(json(answer));
       return 0;
     }
-    ctx.print(answer.jobs.length === 0 ? 'no jobs' : jobTable(answer.jobs));
+    if (flagOpt(values, 'quiet')) {
+      for (const job of answer.jobs) ctx.print(job.job_id);
+      return 0;
+    }
+    ctx.print(answer.jobs.length === 0 ? 'no jobs' : jobTable(answer.jobs, Date.now()));
     if (answer.next !== null && answer.next !== undefined) ctx.warn(`more: skillctl jobs --before ${answer.next}`);
     return 0;
   },
@@ -30,9 +50,11 @@ export const jobsCommand: Command = {
 export const showCommand: Command = {
   name: 'show',
   usage: 'show <job>',
-  summary: 'show one job',
+  summary: 'show one job, every field (times in ISO form)',
   options: {},
   positionals: [1, 1],
+  jobArg: 0,
+  examples: ['show job-0mhx2k9ab-3f9c1d2e4b', 'show 0mhx2k9  # a unique start of the id will do', 'show 0mhx2k9 --json'],
   run: async (ctx, inv) => {
     const job = await ctx.client.request<JobView>('jobs/get', { job_id: arg(inv, 0) });
     ctx.print(ctx.json ? json(job) : jobDetails(job));
@@ -47,6 +69,9 @@ export const resultCommand: Command = {
   summary: "print a job's output (exit 1 if it failed, was canceled or has not finished)",
   options: {},
   positionals: [1, 1],
+  jobArg: 0,
+  examples: ['result 0mhx2k9', 'result 0mhx2k9 --json  # the whole jobs/result answer: status, output, artifacts, warnings, error'],
+  details: ['The output goes to stdout as JSON; warnings, artifact paths and errors go to stderr.'],
   run: async (ctx, inv) => reportResult(ctx, await ctx.client.request<ResultView>('jobs/result', { job_id: arg(inv, 0) })),
 };
 
@@ -72,9 +97,11 @@ export function reportResult(ctx: Context, result: ResultView): number {
 export const cancelCommand: Command = {
   name: 'cancel',
   usage: 'cancel <job>',
-  summary: 'cancel a job',
+  summary: 'cancel a job; it stops wherever it is (a job that already ended is left as it is, exit 0)',
   options: {},
   positionals: [1, 1],
+  jobArg: 0,
+  examples: ['cancel 0mhx2k9'],
   run: async (ctx, inv) => {
     const answer = await ctx.client.request<{ job_id: string; status: string; accepted: boolean }>('jobs/cancel', { job_id: arg(inv, 0) });
     if (ctx.json) ctx.print(json(answer));
@@ -90,6 +117,8 @@ export const callCommand: Command = {
   summary: 'send one raw JSON-RPC request and print the result',
   options: {},
   positionals: [1, 2],
+  examples: ['call daemon/ping', 'call jobs/list \'{"status":"failed","limit":5}\''],
+  details: ['The result goes to stdout as JSON; an error answer goes to stderr as the JSON-RPC error object, with exit 1. Job ids are sent as written: no short ids here.'],
   run: async (ctx, inv) => {
     const text = inv.positionals[1];
     const params = text === undefined ? undefined : parseParams(text);

@@ -1,34 +1,12 @@
 #!/usr/bin/env node
 import { DaemonUnreachableError, RpcCallError, RpcClient } from '../rpc/client.js';
-import { attachCommand } from './attach.js';
-import { parseCommandArgs, splitCommand, stringOpt, flagOpt, UsageError } from './args.js';
-import type { Command, Context } from './command.js';
-import { enginesCommand, skillsCommand, statusCommand } from './info-commands.js';
-import { cancelCommand, callCommand, jobsCommand, resultCommand, showCommand } from './job-commands.js';
-import { logsCommand, watchCommand } from './follow.js';
-import { historyCommand, pendingCommand, replyCommand } from './interaction-commands.js';
-import { runCommand } from './run.js';
+import { checkChoices, flagOpt, parseCommandArgs, splitCommand, stringOpt, UsageError, type OptionValues } from './args.js';
+import type { Command, Context, Invocation } from './command.js';
+import { resolveJobId } from './job-id.js';
 import { socketPath } from './socket-path.js';
-import { usageText } from './usage.js';
-
-/** Every command, in the order the help lists them. */
-const COMMANDS: readonly Command[] = [
-  statusCommand,
-  skillsCommand,
-  enginesCommand,
-  runCommand,
-  attachCommand,
-  jobsCommand,
-  showCommand,
-  pendingCommand,
-  replyCommand,
-  historyCommand,
-  resultCommand,
-  cancelCommand,
-  logsCommand,
-  watchCommand,
-  callCommand,
-];
+import { COMMANDS } from './table.js';
+import { commandHelp, usageText } from './usage.js';
+import { clientVersion } from './version.js';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
 
@@ -37,20 +15,24 @@ async function main(argv: string[]): Promise<number> {
   let socket = '';
   let current: Command | undefined;
   try {
-    const { name, rest, help } = splitCommand(argv);
-    if (name === 'help' || (name === undefined && help)) return printUsage();
+    const { name, rest, help, version } = splitCommand(argv);
+    if (version) return printed(`skillctl ${clientVersion()}`);
+    if (name === undefined && help) return printed(usageText(COMMANDS));
     if (name === undefined) throw new UsageError('no command given');
     const command = COMMANDS.find((c) => c.name === name);
     if (command === undefined) throw new UsageError(`unknown command "${name}"`);
     current = command;
     const inv = parseCommandArgs(rest, command.options);
-    if (flagOpt(inv.values, 'help')) return printUsage(command);
+    if (flagOpt(inv.values, 'help')) return printed(commandHelp(command));
+    checkChoices(inv.values, command.options);
     const [min, max] = command.positionals;
     if (inv.positionals.length < min || inv.positionals.length > max) throw new UsageError(`wrong number of arguments for ${name}`);
+    if (command.offline === true) return await command.run(context(OFFLINE, inv.values), inv);
     socket = socketPath(stringOpt(inv.values, 'socket'));
     const client = await RpcClient.connect(socket);
     try {
-      return await command.run(context(client, flagOpt(inv.values, 'json')), inv);
+      await resolveJobArg(client, command, inv);
+      return await command.run(context(client, inv.values), inv);
     } finally {
       client.close();
     }
@@ -59,24 +41,38 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-function context(client: RpcClient, json: boolean): Context {
+/** The command's job-id positional, a unique prefix replaced by the whole id (see clients/job-id.ts). */
+async function resolveJobArg(client: RpcClient, command: Command, inv: Invocation): Promise<void> {
+  if (command.jobArg === undefined) return;
+  const given = inv.positionals[command.jobArg];
+  if (given !== undefined) inv.positionals[command.jobArg] = await resolveJobId(client, given);
+}
+
+/** The client an offline command gets: any use is a bug. */
+const OFFLINE = new Proxy({} as RpcClient, {
+  get: () => {
+    throw new Error('this command runs without the daemon');
+  },
+});
+
+function context(client: RpcClient, values: OptionValues): Context {
   return {
     client,
-    json,
+    json: flagOpt(values, 'json'),
     print: (text) => void process.stdout.write(`${text}\n`),
     write: (text) => void process.stdout.write(text),
     warn: (text) => void process.stderr.write(`${text}\n`),
   };
 }
 
-function printUsage(command?: Command): number {
-  process.stdout.write(`${command === undefined ? usageText(COMMANDS) : `usage: skillctl ${command.usage}\n  ${command.summary}`}\n`);
+function printed(text: string): number {
+  process.stdout.write(`${text}\n`);
   return EXIT.ok;
 }
 
 function report(error: unknown, socket: string, command: Command | undefined): number {
   if (error instanceof UsageError) {
-    const usage = command === undefined ? usageText(COMMANDS) : `usage: skillctl ${command.usage}\n(skillctl help lists every command)`;
+    const usage = command === undefined ? usageText(COMMANDS) : `usage: skillctl ${command.usage}\n(more: skillctl help ${command.name})`;
     process.stderr.write(`skillctl: ${error.message}\n${usage}\n`);
     return EXIT.usage;
   }

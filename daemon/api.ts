@@ -11,6 +11,7 @@ import type { CreateParams } from './jobs/create-request.js';
 import { readLogs, type LogsParams } from './job-logs.js';
 import type { ReplyParams, Supervisor } from './jobs/supervisor.js';
 import type { JobQueries } from './jobs/queries.js';
+import { retryRequest } from './jobs/retry-request.js';
 import { isTerminal, type JobStatus } from './jobs/states.js';
 import type { SkillRegistry } from './skills/registry.js';
 import { view } from './skills/registry.js';
@@ -63,10 +64,11 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     'jobs/create': (params) => d.supervisor.create(params as CreateParams),
     'jobs/get': (params) => d.supervisor.get((params as { job_id: string }).job_id),
     'jobs/list': (params) => {
-      const p = params as { status?: JobStatus; skill_id?: string; limit?: number; before?: string };
+      const p = params as { status?: JobStatus; skill_id?: string; id_prefix?: string; limit?: number; before?: string };
       if (p.before !== undefined) d.queries.requireJob(p.before);
       return d.store.listJobs({ ...p, limit: p.limit ?? 50 });
     },
+    'jobs/retry': async (params) => d.supervisor.create(await retryRequest(d.queries, (params as { job_id: string }).job_id)),
     'jobs/cancel': (params) => d.supervisor.cancel((params as { job_id: string }).job_id),
     'jobs/pending': (params) => d.queries.pending((params as { job_id: string }).job_id),
     'jobs/reply': (params) => d.supervisor.reply(params as ReplyParams),

@@ -41,8 +41,9 @@ export const METHOD_PARAMS = {
   'jobs/list': {
     type: 'object',
     additionalProperties: false,
-    properties: { status, skill_id: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 1000 }, before: jobId },
+    properties: { status, skill_id: { type: 'string' }, id_prefix: jobId, limit: { type: 'integer', minimum: 1, maximum: 1000 }, before: jobId },
   },
+  'jobs/retry': byJob,
   'jobs/cancel': byJob,
   'jobs/pending': byJob,
   'jobs/reply': {

@@ -26,6 +26,9 @@ export class JobIndex {
   readonly #byId = new Map<string, Entry>();
   #order: string[] = [];
   readonly #position = new Map<string, number>();
+  /** Every id in code-unit order, for prefix lookups; sorted again only when an id arrived out of order. */
+  readonly #ids: string[] = [];
+  #idsSorted = true;
   readonly #counts = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
 
   has(jobId: string): boolean {
@@ -53,6 +56,10 @@ export class JobIndex {
     if (previous === undefined) {
       this.#position.set(entry.job_id, this.#order.length);
       this.#order.push(entry.job_id);
+      // New ids start with their creation time, so they nearly always sort last: a push keeps the order.
+      const last = this.#ids[this.#ids.length - 1];
+      if (last !== undefined && last > entry.job_id) this.#idsSorted = false;
+      this.#ids.push(entry.job_id);
     } else {
       this.#counts[previous.status] -= 1;
     }
@@ -72,11 +79,17 @@ export class JobIndex {
     return { ...this.#counts };
   }
 
-  /** Newest first, filtered, one page; `next` is the cursor for the following page. Only the page is parsed. */
+  /**
+   * Newest first, filtered, one page; `next` is the cursor for the following page. Only the page
+   * is parsed. With `id_prefix`, only the ids in that prefix's range of the sorted ids are visited.
+   */
   list(query: JobQuery): { jobs: Job[]; next: string | null } {
-    let i = query.before === undefined ? this.#order.length - 1 : (this.#position.get(query.before) ?? this.#order.length) - 1;
+    const start = query.before === undefined ? this.#order.length : (this.#position.get(query.before) ?? this.#order.length);
+    const positions = query.id_prefix === undefined ? null : this.#positionsWithPrefix(query.id_prefix, start);
+    const count = positions === null ? start : positions.length;
     const page: Entry[] = [];
-    for (; i >= 0; i -= 1) {
+    for (let k = count - 1; k >= 0; k -= 1) {
+      const i = positions === null ? k : (positions[k] as number);
       const entry = this.#byId.get(this.#order[i] as string) as Entry;
       if (query.status !== undefined && entry.status !== query.status) continue;
       if (query.skill_id !== undefined && entry.skill_id !== query.skill_id) continue;
@@ -84,6 +97,28 @@ export class JobIndex {
       page.push(entry);
     }
     return { jobs: page.map(read), next: null };
+  }
+
+  /** The creation positions (below `end`) of the ids that start with `prefix`, ascending: a binary search, then the matches alone. */
+  #positionsWithPrefix(prefix: string, end: number): number[] {
+    if (!this.#idsSorted) {
+      this.#ids.sort();
+      this.#idsSorted = true;
+    }
+    const ids = this.#ids;
+    let low = 0;
+    let high = ids.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((ids[mid] as string) < prefix) low = mid + 1;
+      else high = mid;
+    }
+    const positions: number[] = [];
+    for (let i = low; i < ids.length && (ids[i] as string).startsWith(prefix); i += 1) {
+      const position = this.#position.get(ids[i] as string) as number;
+      if (position < end) positions.push(position);
+    }
+    return positions.sort((a, b) => a - b);
   }
 }
 

@@ -4,6 +4,8 @@ import type { JobStatus } from '../jobs/states.js';
 export interface JobQuery {
   status?: JobStatus;
   skill_id?: string;
+  /** Only jobs whose id starts with this (skillctl's short ids). */
+  id_prefix?: string;
   limit: number;
   /** A job_id: list jobs created before it (the `next` cursor of the previous page). */
   before?: string;

@@ -61,8 +61,8 @@ t.test('jobs lists the jobs in a table and as JSON', async (t) => {
   await waitForStatus(client, id);
   const table = await ctl(['jobs', '--skill', 'echo-auto', '--limit', '5']);
   t.equal(table.code, 0, table.stderr);
-  t.match(table.stdout, /^JOB_ID\s+SKILL\s+ENGINE\s+MODE\s+STATUS\s+CREATED\s+ERROR/);
-  t.match(table.stdout, new RegExp(`${id}\\s+echo-auto\\s+gemini\\s+auto\\s+succeeded`));
+  t.match(table.stdout, /^JOB_ID\s+SKILL\s+ENGINE\s+MODE\s+STATUS\s+CREATED\s+DURATION\s+ERROR/);
+  t.match(table.stdout, new RegExp(`${id}\\s+echo-auto\\s+gemini\\s+auto\\s+succeeded\\s+(just now|\\d+s ago|\\d+ min ago)\\s+(<1s|\\d+s|\\d+m\\d\\ds)\\s+-$`, 'm'));
   const listed = JSON.parse((await ctl(['jobs', '--status', 'succeeded', '--json'])).stdout) as { jobs: JobView[] };
   t.ok(listed.jobs.some((job) => job.job_id === id));
   t.ok(listed.jobs.every((job) => job.status === 'succeeded'));

@@ -89,11 +89,12 @@ t.test('colour: only on a TTY that allows it; unknown statuses stay plain', asyn
 t.test('tables align on what shows: colour codes take no room', async (t) => {
   const job = (id: string, status: string): JobView => ({ job_id: id, skill_id: 's', engine: 'codex', execution_mode: 'auto', status, created_at: '2026-01-01T00:00:00.000Z', error: null });
   const jobs = [job('job-1', 'succeeded'), job('job-2', 'failed')];
-  const plain = jobTable(jobs, false);
-  const coloured = jobTable(jobs, true);
+  const now = Date.parse('2026-01-01T00:05:00.000Z');
+  const plain = jobTable(jobs, now, false);
+  const coloured = jobTable(jobs, now, true);
   t.not(coloured, plain);
   t.equal(coloured.replace(/\x1b\[[0-9;]*m/g, ''), plain, 'the same table once the colour is taken away');
-  t.match(coloured, /\x1b\[32msucceeded\x1b\[0m {2}2026-01-01T00:00:00Z/);
-  t.match(coloured, /\x1b\[31mfailed\x1b\[0m {5}2026-01-01T00:00:00Z/);
+  t.match(coloured, /\x1b\[32msucceeded\x1b\[0m {2}5 min ago/);
+  t.match(coloured, /\x1b\[31mfailed\x1b\[0m {5}5 min ago/);
   t.equal(table(['A', 'B'], [['\x1b[31mx\x1b[0m', 'y'], ['long', 'z']]), 'A     B\n\x1b[31mx\x1b[0m     y\nlong  z');
 });

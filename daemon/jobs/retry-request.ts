@@ -1,0 +1,36 @@
+import { SkilldError } from '../../rpc/errors.js';
+import type { CreateParams } from './create-request.js';
+import type { JobQueries } from './queries.js';
+import { isTerminal } from './states.js';
+
+/** What the run folder's request.json keeps of a `jobs/create` request (see `storeNewJob`). */
+interface StoredRequest {
+  input?: Record<string, unknown>;
+  parameter?: Record<string, unknown>;
+}
+
+/**
+ * `jobs/retry`: the `jobs/create` params of a finished job, so that the same request runs again
+ * as a new job. The job record keeps the settings as they were resolved at creation (timeouts,
+ * approvals, model), the run folder the input and parameter. JOB_NOT_FINISHED while the job can
+ * still change.
+ */
+export async function retryRequest(queries: JobQueries, jobId: string): Promise<CreateParams> {
+  const job = queries.get(jobId);
+  if (!isTerminal(job.status)) {
+    throw new SkilldError('JOB_NOT_FINISHED', `job "${jobId}" is ${job.status}; only a finished job can be retried`, { details: { status: job.status } });
+  }
+  const request = await queries.folder(jobId).readRequest<StoredRequest>();
+  return {
+    skill_id: job.skill_id,
+    engine: job.engine,
+    execution_mode: job.execution_mode,
+    interactive_require_user_reply: job.interactive_require_user_reply,
+    session_timeout_sec: job.session_timeout_sec,
+    hard_timeout_sec: job.hard_timeout_sec,
+    input: request.input ?? {},
+    parameter: request.parameter ?? {},
+    ...(job.model === null ? {} : { model: job.model }),
+    ...(job.approvals === undefined ? {} : { approvals: job.approvals }),
+  };
+}

@@ -1,0 +1,48 @@
+import t from 'tap';
+import type { Job } from '../../daemon/jobs/job.js';
+import type { JobStatus } from '../../daemon/jobs/states.js';
+import { JobIndex } from '../../daemon/store/job-index.js';
+
+/** A job created `n` seconds after a fixed origin, with the id given. */
+function makeJob(id: string, n: number, status: JobStatus = 'queued'): Job {
+  const created = new Date(Date.UTC(2025, 0, 1, 0, 0, n)).toISOString();
+  return {
+    job_id: id, skill_id: n % 2 === 0 ? 'even' : 'odd', skill_version: '1.0.0', engine: 'codex', execution_mode: 'auto', status,
+    interactive_require_user_reply: true, session_timeout_sec: 1200, hard_timeout_sec: 3600, model: null, interactive_profile: null,
+    attempt: 0, max_attempt: null, pending_interaction_id: null, wait_deadline_at: null, session_handle: null, warnings: [], error: null,
+    created_at: created, updated_at: created, started_at: null, finished_at: null,
+  };
+}
+
+const ids = (page: { jobs: Job[] }): string[] => page.jobs.map((job) => job.job_id);
+
+t.test('id_prefix: only the ids that start with it, newest first, with the other filters and paging', async (t) => {
+  const index = new JobIndex();
+  // Created in this order; their ids do not sort in creation order.
+  const order = ['job-b2', 'job-a1', 'job-b10', 'job-c', 'job-b1', 'job-a2', 'job-b'];
+  order.forEach((id, n) => index.put(makeJob(id, n, n === 4 ? 'running' : 'queued')));
+  t.same(ids(index.list({ id_prefix: 'job-b', limit: 50 })), ['job-b', 'job-b1', 'job-b10', 'job-b2'], 'newest first, not in id order');
+  t.same(ids(index.list({ id_prefix: 'job-b1', limit: 50 })), ['job-b1', 'job-b10']);
+  t.same(ids(index.list({ id_prefix: 'job-b10', limit: 50 })), ['job-b10']);
+  t.same(ids(index.list({ id_prefix: 'job-z', limit: 50 })), []);
+  t.same(ids(index.list({ id_prefix: 'job-', limit: 50 })), [...order].reverse());
+  t.same(ids(index.list({ id_prefix: 'job-b', status: 'running', limit: 50 })), ['job-b1']);
+  t.same(ids(index.list({ id_prefix: 'job-a', skill_id: 'odd', limit: 50 })), ['job-a2', 'job-a1']);
+  t.same(ids(index.list({ id_prefix: 'job-b', skill_id: 'odd', limit: 50 })), []);
+  t.same(index.list({ id_prefix: 'job-b', limit: 2 }), { jobs: [index.get('job-b'), index.get('job-b1')], next: 'job-b1' });
+  t.same(ids(index.list({ id_prefix: 'job-b', before: 'job-b1', limit: 2 })), ['job-b10', 'job-b2'], 'the next page');
+  t.same(index.list({ id_prefix: 'job-b', before: 'job-b1', limit: 2 }).next, null);
+  t.same(ids(index.list({ id_prefix: 'job-a', before: 'job-b1', limit: 50 })), ['job-a1']);
+});
+
+t.test('ids added after a lookup are found too, in and out of order; a status change adds no id', async (t) => {
+  const index = new JobIndex();
+  index.put(makeJob('job-m', 0));
+  t.same(ids(index.list({ id_prefix: 'job-m', limit: 5 })), ['job-m']);
+  index.put(makeJob('job-n', 1));
+  index.put(makeJob('job-ma', 2));
+  index.put({ ...makeJob('job-m', 0), status: 'running' });
+  t.same(ids(index.list({ id_prefix: 'job-m', limit: 5 })), ['job-ma', 'job-m']);
+  t.same(ids(index.list({ id_prefix: 'job-n', limit: 5 })), ['job-n']);
+  t.equal(index.counts().running, 1);
+});
