@@ -10,7 +10,7 @@ import { clientVersion } from './version.js';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
 
-/** Runs one command line and resolves to the exit code (SPEC §10). */
+/** Runs one command line and resolves to the exit code (README, exit codes). */
 async function main(argv: string[]): Promise<number> {
   let socket = '';
   let current: Command | undefined;

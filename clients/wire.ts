@@ -1,11 +1,11 @@
-/** A stable error as the daemon reports it on jobs and skills (SPEC §4); skillctl reads only these fields. */
+/** A stable error as the daemon reports it on jobs and skills (docs/protocol.md, Errors); skillctl reads only these fields. */
 export interface CodedError {
   code: string;
   message: string;
   path?: string;
 }
 
-/** A job (`Job` in SPEC §4). */
+/** A job ([Job](docs/protocol.md#job)). */
 export interface JobView {
   job_id: string;
   skill_id: string;
@@ -81,7 +81,7 @@ export interface PendingOption {
   value: unknown;
 }
 
-/** The question a waiting job asks (`Pending` in SPEC §4). */
+/** The question a waiting job asks ([Pending](docs/protocol.md#pending)). */
 export interface PendingQuestion {
   interaction_id: number;
   prompt: string;
