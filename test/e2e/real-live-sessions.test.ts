@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { realEngineBins } from '../fixtures/engine-homes.js';
 import { ROOT, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
-import { HOMES, processesIn, realEngineRig, type RealEngine } from '../helpers/real-engine-runs.js';
+import { HOMES, killEach, processesIn, realEngineRig, type RealEngine } from '../helpers/real-engine-runs.js';
 
 /**
  * Sticky jobs on the real CLIs, offline, through the daemon: one live engine process per job
@@ -91,7 +91,7 @@ for (const engine of Object.keys(HOMES) as RealEngine[]) {
 
     t.test('SIGKILL of the live process while the job waits: INTERACTION_PROCESS_LOST', async (t) => {
       const { jobId, workspace, engineProcesses } = await waiting();
-      for (const pid of engineProcesses) process.kill(pid, 'SIGKILL');
+      killEach(engineProcesses);
       t.match(await waitForStatus(client, jobId), { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST' } });
       t.same(await processesIn(workspace), []);
       t.match(await client.request('daemon/status'), { slots: { used: 0 } });
@@ -104,7 +104,7 @@ for (const engine of Object.keys(HOMES) as RealEngine[]) {
       const job = await waitForStatus(c, created.job_id, ['waiting_user', 'failed', 'succeeded']);
       t.equal(job.status, 'waiting_user', JSON.stringify(job.error));
       const workspace = join(rescue.daemon.runDir(created.job_id), 'workspace');
-      for (const pid of await processesIn(workspace)) process.kill(pid, 'SIGKILL');
+      killEach(await processesIn(workspace));
       let rescued = await c.request<JobView>('jobs/get', { job_id: created.job_id });
       for (let tries = 0; (rescued['interactive_profile'] as { kind?: string } | null)?.kind !== 'resumable' && tries < 3000; tries += 1) {
         await new Promise((resolve) => setTimeout(resolve, 10));

@@ -66,3 +66,14 @@ export async function realEngineRig(t: { teardown(fn: () => unknown): void }, en
   });
   return { server, home, daemon, client: await daemon.client() };
 }
+
+/** SIGKILL to each process; one already gone (it died with its parent) is not an error. */
+export function killEach(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
+}
