@@ -1,4 +1,5 @@
 import { paintStatus } from './colour.js';
+import { durationText } from './time-text.js';
 
 /** Back to the start of the line, and erase it: what clears the status line. */
 export const CLEAR_LINE = '\r\x1b[K';
@@ -18,16 +19,6 @@ export interface StatusView {
   message: string | null;
 }
 
-/** Elapsed time, short: `7s`, `2m05s`, `1h02m`, `3d04h`. */
-export function elapsedText(ms: number): string {
-  const seconds = Math.max(0, Math.floor(ms / 1000));
-  const two = (n: number): string => String(n).padStart(2, '0');
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${two(seconds % 60)}s`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h${two(Math.floor(seconds / 60) % 60)}m`;
-  return `${Math.floor(seconds / 86_400)}d${two(Math.floor(seconds / 3600) % 24)}h`;
-}
-
 /** A message on one line: control characters and line breaks become spaces, runs of space one. */
 export function oneLine(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').replace(/\s+/g, ' ').trim();
@@ -39,7 +30,7 @@ export function oneLine(text: string): string {
  * status is coloured, and only with `colour`.
  */
 export function statusLineText(view: StatusView, width: number, colour: boolean): string {
-  const head = `${view.status} ${elapsedText(view.elapsedMs)}`;
+  const head = `${view.status} ${durationText(Math.max(0, view.elapsedMs))}`; // a clock a little behind counts as no time yet
   const message = view.message === null ? '' : oneLine(view.message);
   const chars = [...(message === '' ? head : `${head}  ${message}`)];
   const room = Math.max(1, width - 1);
