@@ -117,6 +117,9 @@ async function readConfigFile(path: string, required: boolean): Promise<{ values
   return { values: values as Raw, path };
 }
 
+/** sun_path is 108 bytes on Linux, the last one for the terminating NUL. */
+const SOCKET_PATH_MAX_BYTES = 107;
+
 const KEYS = ['socket', 'socket_mode', 'state_dir', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
@@ -136,8 +139,12 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
   if (!Array.isArray(dirs) || dirs.length === 0 || !dirs.every((d) => typeof d === 'string' && d !== '')) fail('skills_dirs', 'must be a non-empty list of paths');
   const choice = <T extends string>(key: string, choices: readonly T[]): T => (choices.includes(raw[key] as T) ? (raw[key] as T) : fail(key, `must be one of ${choices.join(', ')}`));
   const level = choice('log_level', LOG_LEVELS);
+  const socket = resolve(text('socket'));
+  // The kernel would cut a longer path short, and the daemon would listen where no client looks.
+  const socketBytes = Buffer.byteLength(socket);
+  if (socketBytes > SOCKET_PATH_MAX_BYTES) fail('socket', `is ${socketBytes} bytes long (${socket}); a Unix socket path holds at most ${SOCKET_PATH_MAX_BYTES}`);
   return {
-    socket: resolve(text('socket')),
+    socket,
     socket_mode: Number.parseInt(modeText, 8),
     state_dir: resolve(text('state_dir')),
     skills_dirs: (dirs as string[]).map((d) => resolve(d)),

@@ -151,6 +151,13 @@ t.test('socket_mode accepts three or four octal digits', async (t) => {
   t.equal((await loadConfig(sources({ flags: { config: await configFile({ socket_mode: '0640' }) } }))).socket_mode, 0o640);
 });
 
+t.test('a socket path longer than a Unix socket can hold is refused, not cut short', async (t) => {
+  const at107 = `/${'s'.repeat(106)}`;
+  t.equal((await loadConfig(sources({ flags: { socket: at107 } }))).socket, at107, '107 bytes fit');
+  await t.rejects(loadConfig(sources({ flags: { socket: `${at107}s` } })), { name: 'ConfigError', message: /config key "socket" is 108 bytes long .*at most 107/ });
+  await t.rejects(loadConfig(sources({ flags: { socket: `/${'é'.repeat(54)}` } })), { message: /is 109 bytes long/ }, 'bytes, not characters');
+});
+
 t.test('engines.<name>.command, env, profile and sticky_recovery', async (t) => {
   const file = await configFile({
     engines: {
