@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { ElicitRequestFormParams } from '@modelcontextprotocol/sdk/types.js';
-import { RpcCallError, type RpcClient } from '../../rpc/client.js';
+import { DaemonUnreachableError, RpcCallError, type RpcClient } from '../../rpc/client.js';
 import { APPROVAL_KIND } from '../interaction-text.js';
 import type { JobEvent, PendingQuestion, PendingView } from '../wire.js';
 import type { CallExtra } from './call.js';
@@ -83,8 +83,8 @@ export async function askPerson(server: Server, extra: CallExtra, client: RpcCli
     if (withdraw.signal.aborted) return { answered: true }; // moved on, or the call ended: the caller reads where the job stands
     if (error instanceof RpcCallError && ['JOB_NOT_WAITING', 'INTERACTION_STALE'].includes(error.dataCode)) return { answered: true };
     if (error instanceof RpcCallError) return { answered: false, why: `the reply was refused: ${error.dataCode}: ${error.message}` };
-    if (error instanceof Error && error.name !== 'DaemonUnreachableError') return { answered: false, why: `the question could not be put: ${error.message}` };
-    throw error;
+    if (error instanceof DaemonUnreachableError || !(error instanceof Error)) throw error;
+    return { answered: false, why: `the question could not be put: ${error.message}` };
   } finally {
     off();
     extra.signal.removeEventListener('abort', onAbort);

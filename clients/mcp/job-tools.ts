@@ -50,7 +50,7 @@ export async function jobTool(scope: CallScope, args: Record<string, unknown>): 
       result: resultUri(jobId),
       artifacts: (ended?.artifacts ?? []).map((path) => artifactUri(jobId, artifactName(jobId, path))),
     };
-    const hint: ContentBlock[] = waiting?.pending == null ? [] : [{ type: 'text', text: howToAnswer(waiting as WaitingView, 'nobody has answered yet') }];
+    const hint: ContentBlock[] = waiting === null || waiting.pending === null ? [] : [{ type: 'text', text: howToAnswer(waiting as WaitingView, 'nobody has answered yet') }];
     return { content: [{ type: 'text', text: JSON.stringify(answer) }, ...hint], structuredContent: answer };
   } catch (error) {
     return failureResult(error, scope.link.socket);

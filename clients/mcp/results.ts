@@ -19,8 +19,8 @@ export interface WaitingView {
  */
 export function endResult(result: ResultView): CallToolResult {
   if (result.status !== 'succeeded') {
-    const error = result.error ?? { code: 'UNKNOWN', message: 'the job ended without a result' };
-    return errorResult(`${error.code}: ${error.message}\njob ${result.job_id} ${result.status}; ${followUp(result.job_id)}`);
+    const why = result.error === null ? '' : `${result.error.code}: ${result.error.message}\n`;
+    return errorResult(`${why}job ${result.job_id} ${result.status}; ${followUp(result.job_id)}`);
   }
   const links: ContentBlock[] = result.artifacts.map((path) => {
     const name = artifactName(result.job_id, path);

@@ -38,7 +38,13 @@ export async function serveMcp(first: RpcClient, socket: string, warn: (text: st
   let initialized = false;
   let closing = false;
   const server = new Server({ name: 'skilld', version: clientVersion() }, { capabilities: { tools: { listChanged: true }, resources: {} }, instructions: INSTRUCTIONS });
-  server.oninitialized = () => (initialized = true);
+  server.oninitialized = () => {
+    initialized = true;
+    // Clients on the MCP TypeScript SDK (1.32 at least) drop a notifications/cancelled for request
+    // id 0 (typescript-sdk issue #2283): id 0 goes to a ping, so that no question is ever asked
+    // with an id whose withdrawal the client would ignore.
+    server.ping().catch(() => undefined);
+  };
   server.onerror = (error) => warn(`skillctl mcp: ${error.message}`);
   const link = new DaemonLink(first, socket, () => {
     if (initialized && !closing) server.sendToolListChanged().catch((error: Error) => warn(`skillctl mcp: ${error.message}`));

@@ -120,6 +120,30 @@ t.test('interactive with elicitation: options are a single choice of their label
   t.equal(asked.length, 3);
 });
 
+t.test('a question answered elsewhere (skillctl reply) is withdrawn from the form; the call follows the job to its end', async (t) => {
+  let withdrawn = false;
+  let asked = (): void => undefined;
+  const shown = new Promise<void>((resolve) => (asked = resolve));
+  const mcp = await session(t, {
+    elicit: (_params, signal) =>
+      new Promise((resolve) => {
+        signal.addEventListener('abort', () => {
+          withdrawn = true;
+          resolve({ action: 'cancel' });
+        });
+        asked();
+      }),
+  });
+  const progress: string[] = [];
+  const calling = call(mcp, 'echo-both', { input: { scenario: 'ask_plain' }, execution_mode: 'interactive' }, { onprogress: (p) => void progress.push(p.message ?? '') });
+  await shown;
+  const jobId = /job (job-\S+)/.exec(progress[0] ?? '')?.[1] as string;
+  await rpc.request('jobs/reply', { job_id: jobId, interaction_id: 1, response: 'from a shell' });
+  const result = await calling;
+  t.same(result.structuredContent, { greeting: 'hello', reply: 'from a shell' });
+  t.ok(withdrawn, 'the form was withdrawn (notifications/cancelled)');
+});
+
 t.test('a declined question leaves the job waiting; the answer says how to reply later', async (t) => {
   const mcp = await session(t, { elicit: () => ({ action: 'decline' }) });
   const result = await call(mcp, 'echo-both', { input: { scenario: 'ask' }, execution_mode: 'interactive' });

@@ -3,8 +3,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ElicitRequestSchema, type ElicitRequestFormParams, type ElicitResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { SKILLCTL_BIN } from './daemon.js';
 
-/** How the test client answers `elicitation/create`; without one it does not declare the capability. */
-export type Elicit = (params: ElicitRequestFormParams) => ElicitResult | Promise<ElicitResult>;
+/** How the test client answers `elicitation/create` (`signal` aborts when the server withdraws it); without one it does not declare the capability. */
+export type Elicit = (params: ElicitRequestFormParams, signal: AbortSignal) => ElicitResult | Promise<ElicitResult>;
 
 export interface McpOptions {
   elicit?: Elicit;
@@ -39,7 +39,7 @@ export async function connectMcp(socket: string, options: McpOptions = {}): Prom
     },
   );
   if (elicit !== undefined) {
-    client.setRequestHandler(ElicitRequestSchema, async (request) => (request.params.mode === 'url' ? { action: 'decline' } : elicit(request.params as ElicitRequestFormParams)));
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => (request.params.mode === 'url' ? { action: 'decline' } : elicit(request.params as ElicitRequestFormParams, extra.signal)));
   }
   await client.connect(transport);
   return { client, transport, stderr: () => stderr, close: () => client.close() };
