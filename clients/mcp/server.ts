@@ -70,14 +70,22 @@ export async function serveMcp(first: RpcClient, socket: string, warn: (text: st
   server.setRequestHandler(ReadResourceRequestSchema, (request) => daemonAnswer(link, (client) => readResource(client, request.params.uri)));
 
   await link.start();
-  const stopped = new Promise<number>((resolve) => {
+  const stopped = untilStopped(async () => {
+    closing = true; // calls in flight are aborted by the close: their jobs stay as they are
+    await server.close().finally(() => link.close());
+  });
+  await server.connect(new StdioServerTransport());
+  return stopped;
+}
+
+/** Resolves to the exit code once stdin ends or a signal comes, after `close` (run once). */
+function untilStopped(close: () => Promise<void>): Promise<number> {
+  return new Promise((resolve) => {
+    let stopping = false;
     const stop = (code: number): void => {
-      if (closing) return;
-      closing = true; // calls in flight are aborted by the close: their jobs stay as they are
-      void server.close().finally(() => {
-        link.close();
-        resolve(code);
-      });
+      if (stopping) return;
+      stopping = true;
+      void close().finally(() => resolve(code));
     };
     // The SDK's stdio transport does not notice the end of its input.
     process.stdin.once('end', () => stop(EXIT.done));
@@ -85,8 +93,6 @@ export async function serveMcp(first: RpcClient, socket: string, warn: (text: st
     process.once('SIGTERM', () => stop(EXIT.done));
     process.once('SIGINT', () => stop(EXIT.interrupted));
   });
-  await server.connect(new StdioServerTransport());
-  return stopped;
 }
 
 /** Every loaded, valid skill as a tool, from the daemon as it is now. */
