@@ -1,5 +1,5 @@
 import { DaemonUnreachableError, type RpcClient } from '../rpc/client.js';
-import type { JobEvent } from './wire.js';
+import { TERMINAL_STATUSES, type JobEvent, type JobView } from './wire.js';
 
 /** `jobs/subscribe` params: one job (with a replay after `after_seq`), or every job. */
 export interface SubscribeParams {
@@ -54,4 +54,16 @@ export async function* jobEvents(client: RpcClient, params: SubscribeParams, opt
     signal?.removeEventListener('abort', onAbort);
     if (subscription !== undefined && !closed) void client.request('jobs/unsubscribe', { subscription_id: subscription }).catch(() => undefined);
   }
+}
+
+/** The status a `status_changed` event moves to; undefined for any other event. */
+export function statusTo(event: JobEvent): string | undefined {
+  const data = event.data as { to?: unknown } | null;
+  return event.type === 'status_changed' && typeof data?.to === 'string' ? data.to : undefined;
+}
+
+/** The job as it stands, as a first event to follow from: `finished` for a job that has ended, else a `status_changed` to its status. */
+export function standingEvent(job: JobView): JobEvent {
+  const type = TERMINAL_STATUSES.includes(job.status) ? 'finished' : 'status_changed';
+  return { job_id: job.job_id, seq: 0, ts: job.created_at, type, data: { from: null, to: job.status } };
 }

@@ -1,9 +1,9 @@
 import { colourOn, paintStatus } from './colour.js';
 import type { Context } from './command.js';
-import { jobEvents, type SubscribeParams } from './events.js';
+import { jobEvents, standingEvent, statusTo, type SubscribeParams } from './events.js';
 import { reportResult } from './job-commands.js';
 import { StatusLine } from './status-line.js';
-import { TERMINAL_STATUSES, type JobEvent, type JobView, type PendingQuestion, type PendingView, type ResultView } from './wire.js';
+import type { JobEvent, JobView, PendingQuestion, PendingView, ResultView } from './wire.js';
 
 /** Exit code after Ctrl-C (128 + SIGINT), as shells report an interrupted program. */
 export const EXIT_INTERRUPTED = 130;
@@ -78,13 +78,7 @@ async function whereItStands(ctx: Context, jobId: string, line: StatusLine | nul
   const job = await ctx.client.request<JobView>('jobs/get', { job_id: jobId });
   const started = typeof job['started_at'] === 'string' ? job['started_at'] : job.created_at;
   line?.update({ since: timeOf(started) });
-  const type = TERMINAL_STATUSES.includes(job.status) ? 'finished' : 'status_changed';
-  return [{ job_id: jobId, seq: 0, ts: job.created_at, type, data: { from: null, to: job.status } }];
-}
-
-function statusTo(event: JobEvent): string | undefined {
-  const data = event.data as { to?: unknown } | null;
-  return event.type === 'status_changed' && typeof data?.to === 'string' ? data.to : undefined;
+  return [standingEvent(job)];
 }
 
 function timeOf(iso: string | undefined): number {

@@ -58,6 +58,7 @@ const SKILL_FIELD_TEXT: Record<string, (value: unknown) => string> = {
     const present = Object.entries(value as Record<string, unknown>).filter(([, schema]) => schema !== null);
     return present.length === 0 ? '-' : `${present.map(([key]) => key).join(', ')} (--json shows them)`;
   },
+  instructions: (value) => (typeof value === 'string' ? `SKILL.md, ${value.split('\n').length} lines (--json shows it)` : '-'),
 };
 
 function skillDetails(skill: SkillView): string {

@@ -3,6 +3,7 @@ import { withHelp, type Command } from './command.js';
 import { logsCommand, watchCommand } from './follow.js';
 import { enginesCommand, skillsCommand, statusCommand } from './info-commands.js';
 import { historyCommand, pendingCommand, replyCommand } from './interaction-commands.js';
+import { mcpCommand } from './mcp/command.js';
 import { attachCommand } from './attach.js';
 import { callCommand, cancelCommand, jobsCommand, resultCommand, showCommand } from './job-commands.js';
 import { completionCommand, helpCommand, socketCommand } from './offline-commands.js';
@@ -114,6 +115,7 @@ export const COMMANDS: readonly Command[] = [
   logs,
   watch,
   callCommand,
+  mcpCommand,
   socketCommand,
   completionCommand(() => COMMANDS),
   helpCommand(() => COMMANDS),

@@ -58,8 +58,10 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       const id = (params as { skill_id: string }).skill_id;
       const entry = d.skills.get(id);
       if (entry === undefined) throw new SkilldError('SKILL_NOT_FOUND', `no skill "${id}"`);
-      return { ...view(entry), schemas: entry.current?.schemas ?? { input: null, parameter: null, output: null } };
+      const instructions = entry.current?.files.get('SKILL.md')?.toString('utf8') ?? null;
+      return { ...view(entry), schemas: entry.current?.schemas ?? { input: null, parameter: null, output: null }, instructions };
     },
+    'skills/subscribe': (_params, conn) => d.subscriptions.watchSkills(conn),
     'engines/list': async () => ({ engines: await d.engines.list((name) => d.probe.profileFor(name)) }),
     'jobs/create': (params) => d.supervisor.create(params as CreateParams),
     'jobs/get': (params) => d.supervisor.get((params as { job_id: string }).job_id),

@@ -20,6 +20,8 @@ interface Subscription {
 export class Subscriptions {
   readonly #events: EventLog;
   readonly #subs = new Map<string, Subscription>();
+  /** Connections that asked for `skills/changed` alone (`skills/subscribe`). */
+  readonly #skillWatchers = new Set<Connection>();
 
   constructor(events: EventLog) {
     this.#events = events;
@@ -48,9 +50,18 @@ export class Subscriptions {
     return { ok: true };
   }
 
-  /** Connections that hold at least one subscription (they also get `skills/changed`). */
+  /** `skills/subscribe`: `skills/changed` for this connection from now on, without any job's events. */
+  watchSkills(conn: Connection): { ok: true } {
+    if (!this.#skillWatchers.has(conn)) {
+      this.#skillWatchers.add(conn);
+      conn.onClose(() => this.#skillWatchers.delete(conn));
+    }
+    return { ok: true };
+  }
+
+  /** Connections that hold at least one subscription, or asked for skills alone: they get `skills/changed`. */
   subscribedConnections(): Set<Connection> {
-    return new Set([...this.#subs.values()].map((sub) => sub.conn));
+    return new Set([...[...this.#subs.values()].map((sub) => sub.conn), ...this.#skillWatchers]);
   }
 
   async #replay(sub: Subscription, afterSeq: number): Promise<void> {

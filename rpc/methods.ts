@@ -19,6 +19,7 @@ export const METHOD_PARAMS = {
   'daemon/status': none,
   'skills/list': none,
   'skills/get': { type: 'object', additionalProperties: false, required: ['skill_id'], properties: { skill_id: { type: 'string', minLength: 1 } } },
+  'skills/subscribe': none,
   'engines/list': none,
   'jobs/create': {
     type: 'object',

@@ -110,3 +110,26 @@ t.test('a skill that never loaded is invalid and cannot be run; removing a folde
   await removed;
   t.equal(await skill('broken'), undefined);
 });
+
+t.test('skills/subscribe: skills/changed alone, without job events; skills/get carries SKILL.md as instructions', async (t) => {
+  const watcher = await daemon.client();
+  const events: unknown[] = [];
+  watcher.on('job/event', (event) => void events.push(event));
+  t.same(await watcher.request('skills/subscribe'), { ok: true });
+  const job = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex' });
+  await waitForStatus(client, job.job_id);
+  const text = '# echo-auto\n\nSaid differently.\n';
+  // A save is not atomic: the daemon may read the file half-written first, then whole.
+  const reloaded = new Promise<void>((resolve) => {
+    const off = watcher.on('skills/changed', () => {
+      void watcher.request<{ instructions: string | null }>('skills/get', { skill_id: 'echo-auto' }).then((view) => {
+        if (view.instructions !== text) return;
+        off();
+        resolve();
+      });
+    });
+  });
+  await writeFile(join(skillsDir, 'echo-auto', 'SKILL.md'), text);
+  await reloaded;
+  t.same(events, [], 'what came before skills/changed on the same connection had no job event in it');
+});
