@@ -121,6 +121,35 @@ export async function interruptHanging(t: Test, p: LiveProcess & { cwd: string }
   t.equal((await p.session.prompt('and now?', () => undefined)).outcome, 'completed');
 }
 
+/** In auto mode the agent is never asked: the fake's `approve` tool just runs, and its reply says so. */
+export async function autoToolRuns(t: Test, p: LiveProcess & { cwd: string }): Promise<void> {
+  await p.session.open();
+  const events: LiveEvent[] = [];
+  const result = await p.session.prompt('- scenario: "approve"\n', (event) => events.push(event));
+  t.notOk(events.some((event) => event.type === 'approval'));
+  t.ok(existsSync(join(p.cwd, 'approved.txt')));
+  t.match(result.messages.at(-1), /"approved": true/);
+}
+
+/** `dispose` rejects the turn in flight at once, and every later call. */
+export async function disposeInFlight(t: Test, p: LiveProcess & { cwd: string }): Promise<void> {
+  await p.session.open();
+  const running = p.session.prompt('- scenario: "hang"\n', () => undefined);
+  await waitForFile(join(p.cwd, '.fake-engine', 'child-pid'));
+  p.session.dispose(new Error('stopped'));
+  await t.rejects(running, { message: 'stopped' });
+  await t.rejects(p.session.prompt('again', () => undefined), { message: 'stopped' });
+  await t.rejects(p.session.open(), { message: 'stopped' });
+}
+
+/** The engine process exiting mid-turn rejects the turn with its exit code. */
+export async function diesMidTurn(t: Test, p: LiveProcess): Promise<void> {
+  await p.session.open();
+  const running = p.session.prompt('- scenario: "exit1"\n', () => undefined);
+  t.equal(await p.exited, 1);
+  await t.rejects(running, /exited with 1/);
+}
+
 /**
  * One turn of the fake's `approve` scenario in a session started with approvals `ask`: the command
  * is one approval event (matching `request`), answered `decision`; it runs only if allowed, and

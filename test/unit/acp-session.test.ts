@@ -4,9 +4,9 @@ import t from 'tap';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { geminiAcp, iflowAcp } from '../../daemon/engines/acp/protocols.js';
-import type { LiveEvent, LiveProtocol, LiveStart } from '../../daemon/engines/live-session.js';
+import type { LiveProtocol, LiveStart } from '../../daemon/engines/live-session.js';
 import { FIXTURES, waitForFile } from '../helpers/daemon.js';
-import { approvalRound, fakeCalls, interruptHanging, startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
+import { approvalRound, autoToolRuns, diesMidTurn, disposeInFlight, fakeCalls, interruptHanging, startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
 
 const ENGINES = [
   { engine: 'gemini', protocol: geminiAcp, command: [join(FIXTURES, 'fake-gemini.mjs')], sessionId: /^[0-9a-f-]{36}$/ },
@@ -59,34 +59,14 @@ for (const e of ENGINES) {
     t.notOk(existsSync(join(p.cwd, 'approved.txt')));
   });
 
-  t.test(`${e.engine}: in auto mode the agent is never asked; a tool just runs`, async (t) => {
-    const p = await live(t, e);
-    await p.session.open();
-    const events: LiveEvent[] = [];
-    const result = await p.session.prompt('- scenario: "approve"\n', (event) => events.push(event));
-    t.notOk(events.some((event) => event.type === 'approval'));
-    t.ok(existsSync(join(p.cwd, 'approved.txt')));
-    t.match(result.messages.at(-1), /"approved": true/);
-  });
+  t.test(`${e.engine}: in auto mode the agent is never asked; a tool just runs`, async (t) => autoToolRuns(t, await live(t, e)));
 
-  t.test(`${e.engine}: dispose rejects the turn in flight at once, and every later call`, async (t) => {
-    const p = await live(t, e);
-    await p.session.open();
-    const running = p.session.prompt('- scenario: "hang"\n', () => undefined);
-    await waitForFile(join(p.cwd, '.fake-engine', 'child-pid'));
-    p.session.dispose(new Error('stopped'));
-    await t.rejects(running, { message: 'stopped' });
-    await t.rejects(p.session.prompt('again', () => undefined), { message: 'stopped' });
-    await t.rejects(p.session.open(), { message: 'stopped' });
-  });
 
-  t.test(`${e.engine}: the process dying mid-turn rejects the turn`, async (t) => {
-    const p = await live(t, e);
-    await p.session.open();
-    const running = p.session.prompt('- scenario: "exit1"\n', () => undefined);
-    t.equal(await p.exited, 1);
-    await t.rejects(running, /exited with 1/);
-  });
+  t.test(`${e.engine}: dispose rejects the turn in flight at once, and every later call`, async (t) => disposeInFlight(t, await live(t, e)));
+
+
+  t.test(`${e.engine}: the process dying mid-turn rejects the turn`, async (t) => diesMidTurn(t, await live(t, e)));
+
 
   t.test(`${e.engine}: SIGKILL while a turn hangs rejects the turn`, async (t) => {
     const p = await live(t, e);

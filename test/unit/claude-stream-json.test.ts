@@ -3,12 +3,11 @@
 // mode: test/e2e/real-engines.test.ts.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { claudeStreamJson } from '../../daemon/engines/claude/stream-json.js';
 import type { LiveEvent, LiveStart } from '../../daemon/engines/live-session.js';
 import { FIXTURES } from '../helpers/daemon.js';
-import { approvalRound, interruptHanging, startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
+import { approvalRound, autoToolRuns, diesMidTurn, disposeInFlight, interruptHanging, startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
 
 const FAKE = [join(FIXTURES, 'fake-claude.mjs')];
 
@@ -43,33 +42,11 @@ t.test('approvals: can_use_tool is an approval event; allow runs the command wit
   }
 });
 
-t.test('approvals in auto mode: the tool runs unasked', async (t) => {
-  const p = await live(t, 'auto');
-  await p.session.open();
-  const events: LiveEvent[] = [];
-  const result = await p.session.prompt('- scenario: "approve"\n', (e) => events.push(e));
-  t.notOk(events.some((e) => e.type === 'approval'));
-  t.ok(existsSync(join(p.cwd, 'approved.txt')));
-  t.match(result.messages.at(-1), /"approved": true/);
-});
+t.test('approvals in auto mode: the tool runs unasked', async (t) => autoToolRuns(t, await live(t, 'auto')));
 
-t.test('dispose rejects the turn in flight at once, and every later call', async (t) => {
-  const p = await live(t);
-  await p.session.open();
-  const running = p.session.prompt('- scenario: "hang"\n', () => undefined);
-  p.session.dispose(new Error('stopped'));
-  await t.rejects(running, { message: 'stopped' });
-  await t.rejects(p.session.prompt('again', () => undefined), { message: 'stopped' });
-  await t.rejects(p.session.open(), { message: 'stopped' });
-});
+t.test('dispose rejects the turn in flight at once, and every later call', async (t) => disposeInFlight(t, await live(t)));
 
-t.test('the process dying mid-turn rejects the turn', async (t) => {
-  const p = await live(t);
-  await p.session.open();
-  const running = p.session.prompt('- scenario: "exit1"\n', () => undefined);
-  t.equal(await p.exited, 1);
-  await t.rejects(running, /exited with 1/);
-});
+t.test('the process dying mid-turn rejects the turn', async (t) => diesMidTurn(t, await live(t)));
 
 t.test('in memory: an error result fails the turn with its errors; one answer per request; requests outside a turn are refused', async (t) => {
   const sent: Array<Record<string, unknown>> = [];

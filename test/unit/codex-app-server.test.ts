@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { codexAppServer } from '../../daemon/engines/codex/app-server.js';
 import type { LiveStart } from '../../daemon/engines/live-session.js';
 import { FIXTURES } from '../helpers/daemon.js';
-import { approvalRound, interruptHanging, startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
+import { approvalRound, diesMidTurn, disposeInFlight, interruptHanging, startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
 
 const FAKE = [join(FIXTURES, 'fake-codex.mjs')];
 
@@ -29,19 +29,6 @@ t.test('approvals: a command the agent wants to run is an approval event; allow 
   }
 });
 
-t.test('dispose rejects the turn in flight at once, and every later call', async (t) => {
-  const p = await live(t);
-  await p.session.open();
-  const running = p.session.prompt('- scenario: "hang"\n', () => undefined);
-  p.session.dispose(new Error('stopped'));
-  await t.rejects(running, { message: 'stopped' });
-  await t.rejects(p.session.prompt('again', () => undefined), { message: 'stopped' });
-});
+t.test('dispose rejects the turn in flight at once, and every later call', async (t) => disposeInFlight(t, await live(t)));
 
-t.test('the process dying mid-turn rejects the turn', async (t) => {
-  const p = await live(t);
-  await p.session.open();
-  const running = p.session.prompt('- scenario: "exit1"\n', () => undefined);
-  t.equal(await p.exited, 1);
-  await t.rejects(running, /exited with 1/);
-});
+t.test('the process dying mid-turn rejects the turn', async (t) => diesMidTurn(t, await live(t)));
