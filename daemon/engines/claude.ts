@@ -1,7 +1,8 @@
 import { claudeStreamJson } from './claude/stream-json.js';
 import { assistantText, resultError } from './claude/events.js';
 import { parseObject } from './json-text.js';
-import { modelArgs, sessionIdOf, type AgentText, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { JsonEventParser } from './event-parser.js';
+import { modelArgs, sessionIdOf, type AgentText, type EngineAdapter } from './engine.js';
 
 /** What every one-shot turn runs with: print mode, stream-json events, and tools run unasked (as Codex `--yolo`). */
 const ONE_SHOT = ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'];
@@ -35,37 +36,22 @@ export function claudeAgentText(line: string): AgentText | null {
 }
 
 /** Reads Claude Code's stream-json events (one-shot and live alike). */
-export class ClaudeParser implements TurnParser {
-  #turn: ParsedTurn = { sessionId: null, messages: [], engineError: null };
-  #ended = false;
-
-  get turnEnded(): boolean {
-    return this.#ended;
-  }
-
-  line(stream: 'stdout' | 'stderr', text: string): void {
-    if (stream !== 'stdout') return;
-    const event = parseObject(text);
-    if (event === null) return;
+export class ClaudeParser extends JsonEventParser {
+  protected event(event: Record<string, unknown>): 'turn_ended' | undefined {
     switch (event['type']) {
       case 'system':
-        if (event['subtype'] === 'init') this.#turn.sessionId ??= sessionIdOf(event['session_id']);
-        break;
+        if (event['subtype'] === 'init') this.turn.sessionId ??= sessionIdOf(event['session_id']);
+        return undefined;
       case 'assistant': {
         const text = assistantText(event);
-        if (text !== null) this.#turn.messages.push(text);
-        break;
+        if (text !== null) this.turn.messages.push(text);
+        return undefined;
       }
       case 'result':
-        this.#ended = true;
-        this.#turn.engineError = resultError(event);
-        break;
+        this.turn.engineError = resultError(event);
+        return 'turn_ended';
       default:
-        break;
+        return undefined;
     }
-  }
-
-  result(): ParsedTurn {
-    return { ...this.#turn, messages: [...this.#turn.messages] };
   }
 }

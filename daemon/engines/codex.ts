@@ -1,6 +1,7 @@
 import { codexAppServer } from './codex/app-server.js';
 import { parseObject } from './json-text.js';
-import { modelArgs, sessionIdOf, type AgentText, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { JsonEventParser } from './event-parser.js';
+import { modelArgs, sessionIdOf, type AgentText, type EngineAdapter } from './engine.js';
 
 /** The prompt argument that makes Codex read its prompt from stdin, to EOF. */
 const FROM_STDIN = '-';
@@ -36,45 +37,29 @@ export function codexAgentText(line: string): AgentText | null {
   return (type === 'agent_message' || type === 'agentMessage') && typeof text === 'string' ? { text, piece: false } : null;
 }
 
-class CodexParser implements TurnParser {
-  #turn: ParsedTurn = { sessionId: null, messages: [], engineError: null };
-  #ended = false;
-
-  get turnEnded(): boolean {
-    return this.#ended;
-  }
-
-  line(stream: 'stdout' | 'stderr', text: string): void {
-    if (stream !== 'stdout') return;
-    const event = parseObject(text);
-    if (event === null) return;
+class CodexParser extends JsonEventParser {
+  protected event(event: Record<string, unknown>): 'turn_ended' | undefined {
     switch (event['type']) {
       case 'thread.started':
-        this.#turn.sessionId ??= sessionIdOf(event['thread_id']);
-        break;
+        this.turn.sessionId ??= sessionIdOf(event['thread_id']);
+        return undefined;
       case 'item.completed': {
         const item = event['item'] as Record<string, unknown> | undefined;
         // Other item types (reasoning, commands, a harmless `error` item about model metadata) are not messages.
-        if (item?.['type'] === 'agent_message' && typeof item['text'] === 'string') this.#turn.messages.push(item['text']);
-        break;
+        if (item?.['type'] === 'agent_message' && typeof item['text'] === 'string') this.turn.messages.push(item['text']);
+        return undefined;
       }
       case 'turn.completed':
-        this.#ended = true;
-        break;
+        return 'turn_ended';
       case 'turn.failed':
-        this.#ended = true;
-        this.#turn.engineError = messageOf(event['error']) ?? 'turn failed';
-        break;
+        this.turn.engineError = messageOf(event['error']) ?? 'turn failed';
+        return 'turn_ended';
       case 'error':
-        this.#turn.engineError = messageOf(event) ?? 'engine error';
-        break;
+        this.turn.engineError = messageOf(event) ?? 'engine error';
+        return undefined;
       default:
-        break;
+        return undefined;
     }
-  }
-
-  result(): ParsedTurn {
-    return { ...this.#turn, messages: [...this.#turn.messages] };
   }
 }
 
