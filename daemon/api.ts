@@ -40,14 +40,14 @@ export interface ApiDeps {
 export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connection>> {
   return {
     'daemon/ping': () => ({ ok: true, version: d.version }),
-    'daemon/status': () => ({
+    'daemon/status': async () => ({
       version: d.version,
       pid: process.pid,
       started_at: d.startedAt,
       socket: d.config.socket,
       state_dir: d.config.state_dir,
       slots: d.pool.stats(),
-      jobs: d.store.countByStatus(),
+      jobs: await d.store.countByStatus(),
       skills: d.skills.counts(),
       notices: d.store.notices,
       internal_errors: d.faults.stats(),
@@ -65,9 +65,9 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     'engines/list': async () => ({ engines: await d.engines.list((name) => d.probe.profileFor(name)) }),
     'jobs/create': (params) => d.supervisor.create(params as CreateParams),
     'jobs/get': (params) => d.supervisor.get((params as { job_id: string }).job_id),
-    'jobs/list': (params) => {
+    'jobs/list': async (params) => {
       const p = params as { status?: JobStatus; skill_id?: string; id_prefix?: string; limit?: number; before?: string };
-      if (p.before !== undefined) d.queries.requireJob(p.before);
+      if (p.before !== undefined) await d.queries.requireJob(p.before);
       return d.store.listJobs({ ...p, limit: p.limit ?? 50 });
     },
     'jobs/retry': async (params) => d.supervisor.create(await retryRequest(d.queries, (params as { job_id: string }).job_id)),
@@ -77,9 +77,9 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     'jobs/history': (params) => d.queries.history((params as { job_id: string }).job_id),
     'jobs/result': (params) => d.queries.result((params as { job_id: string }).job_id),
     'jobs/logs': (params) => readLogs(d.supervisor, params as LogsParams),
-    'jobs/subscribe': (params, conn) => {
+    'jobs/subscribe': async (params, conn) => {
       const p = params as { job_id?: string; after_seq?: number };
-      if (p.job_id !== undefined) d.queries.requireJob(p.job_id);
+      if (p.job_id !== undefined) await d.queries.requireJob(p.job_id);
       return d.subscriptions.subscribe(conn, p);
     },
     'jobs/unsubscribe': (params, conn) => d.subscriptions.unsubscribe(conn, (params as { subscription_id: string }).subscription_id),

@@ -30,7 +30,7 @@ export interface LogChunk {
 
 /** What reading a job's logs needs of the supervisor. */
 export interface LogJobs {
-  get(jobId: string): Job;
+  get(jobId: string): Promise<Job>;
   runFolder(jobId: string): RunFolder;
 }
 
@@ -40,7 +40,7 @@ export interface LogJobs {
  * the engine's `agentText` reads each line.
  */
 export async function readLogs(jobs: LogJobs, p: LogsParams): Promise<LogChunk> {
-  const job = jobs.get(p.job_id);
+  const job = await jobs.get(p.job_id);
   const attempt = p.attempt ?? Math.max(job.attempt, 1);
   if (attempt > Math.max(job.attempt, 1)) throw new SkilldError('INVALID_PARAMS', `job has ${job.attempt} attempt(s)`);
   const text = p.format === 'text';

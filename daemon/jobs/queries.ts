@@ -23,15 +23,15 @@ export class JobQueries {
     this.#runsDir = runsDir;
   }
 
-  get(jobId: string): Job {
-    const job = this.#store.getJob(jobId);
+  async get(jobId: string): Promise<Job> {
+    const job = await this.#store.getJob(jobId);
     if (job === undefined) throw jobNotFound(jobId);
     return job;
   }
 
   /** JOB_NOT_FOUND unless the job exists; for requests that only name a job. */
-  requireJob(jobId: string): void {
-    if (!this.#store.hasJob(jobId)) throw jobNotFound(jobId);
+  async requireJob(jobId: string): Promise<void> {
+    if (!(await this.#store.hasJob(jobId))) throw jobNotFound(jobId);
   }
 
   folder(jobId: string): RunFolder {
@@ -39,7 +39,7 @@ export class JobQueries {
   }
 
   async result(jobId: string): Promise<{ job_id: string; status: string; output: unknown; artifacts: string[]; warnings: WarningCode[]; error: JobError | null }> {
-    const job = this.get(jobId);
+    const job = await this.get(jobId);
     const folder = this.folder(jobId);
     const saved = isTerminal(job.status) ? await folder.readResult<JobResultFile>() : null;
     return { job_id: jobId, status: job.status, output: saved?.output ?? null, artifacts: await folder.listArtifacts(), warnings: job.warnings, error: job.error };
@@ -47,14 +47,14 @@ export class JobQueries {
 
   /** jobs/pending: the persisted pending interaction while the job waits. */
   async pending(jobId: string): Promise<{ job_id: string; status: string; pending: Pending | null }> {
-    const job = this.get(jobId);
+    const job = await this.get(jobId);
     const pending = job.status === 'waiting_user' ? await this.folder(jobId).readPending<Pending>() : null;
     return { job_id: jobId, status: job.status, pending };
   }
 
   /** jobs/history: every ask/reply round (LC-7). */
   async history(jobId: string): Promise<{ job_id: string; interactions: Array<Omit<Interaction, 'idempotency_key'>> }> {
-    this.requireJob(jobId);
+    await this.requireJob(jobId);
     const interactions = (await this.folder(jobId).readHistory<Interaction>()).map(({ idempotency_key: _key, ...round }) => round);
     return { job_id: jobId, interactions };
   }

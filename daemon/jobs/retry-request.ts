@@ -16,7 +16,7 @@ interface StoredRequest {
  * still change.
  */
 export async function retryRequest(queries: JobQueries, jobId: string): Promise<CreateParams> {
-  const job = queries.get(jobId);
+  const job = await queries.get(jobId);
   if (!isTerminal(job.status)) {
     throw new SkilldError('JOB_NOT_FINISHED', `job "${jobId}" is ${job.status}; only a finished job can be retried`, { details: { status: job.status } });
   }

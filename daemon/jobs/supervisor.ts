@@ -89,7 +89,7 @@ export class Supervisor {
     this.#deadlines = new Deadlines(deps.clock, (jobId) => this.#onDeadline(jobId));
   }
 
-  get(jobId: string): Job {
+  get(jobId: string): Promise<Job> {
     return this.#queries.get(jobId);
   }
 
@@ -100,10 +100,11 @@ export class Supervisor {
   async create(params: CreateParams): Promise<Job> {
     const { config, store } = this.#d;
     const plan = planCreate(params, this.#d.skills);
-    // Jobs still being created count too, so that concurrent requests cannot overfill the queue.
-    if (store.countByStatus().queued + this.#creating >= config.max_queue) throw new SkilldError('QUEUE_FULL', `${config.max_queue} jobs are already queued (max_queue)`);
+    // Jobs still being created count too, so that concurrent requests cannot overfill the queue:
+    // this one is counted before the store is asked.
     this.#creating += 1;
     try {
+      if ((await store.countByStatus()).queued + this.#creating > config.max_queue) throw new SkilldError('QUEUE_FULL', `${config.max_queue} jobs are already queued (max_queue)`);
       return await this.#createPlanned(plan, params);
     } catch (error) {
       throw asStorageError(error, 'the new job');
@@ -130,7 +131,7 @@ export class Supervisor {
     const settled = this.#settleWaiters.next(jobId);
     const accepted = await this.#lock
       .run(jobId, async () => {
-        const job = this.get(jobId);
+        const job = await this.get(jobId);
         if (isTerminal(job.status)) return false;
         const turn = this.#turns.get(jobId);
         // A turn waiting for an approval is canceled as a waiting job is: stored first.
@@ -148,19 +149,21 @@ export class Supervisor {
         throw asStorageError(error, 'the cancel');
       });
     if (accepted) await settled;
-    const job = this.get(jobId);
+    const job = await this.get(jobId);
     return { job_id: jobId, status: job.status, accepted };
   }
 
   /** Restart recovery (docs/state.md), run before the socket accepts: nothing stays `running` without a process. */
   async recover(): Promise<void> {
-    const records = this.#d.store.processes();
-    const survivors = await this.#d.spawner.stopSurvivors(records, (jobId) => this.#d.store.hasJob(jobId));
+    const records = await this.#d.store.processes();
+    const known = new Set<string>();
+    for (const { job_id } of records) if (await this.#d.store.hasJob(job_id)) known.add(job_id);
+    const survivors = await this.#d.spawner.stopSurvivors(records, (jobId) => known.has(jobId));
     for (const s of survivors.records) this.#d.logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped an engine process left from before the restart');
     for (const s of survivors.strays) this.#d.logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped a process of the job left from before the restart');
     for (const c of survivors.cgroups) this.#d.logger.warn({ job_id: c.job_id, cgroup: c.path }, 'stopped and removed a cgroup of the job left from before the restart');
     for (const record of records) await this.#d.store.removeProcess(record.pid);
-    for (const job of this.#d.store.activeJobs()) {
+    for (const job of await this.#d.store.activeJobs()) {
       await this.#d.events.prime(job.job_id);
       if (job.status === 'running') {
         await this.#apply(job, 'fail', { error: { code: 'DAEMON_RESTART_INTERRUPTED', message: 'the daemon stopped while this turn was running' } });
@@ -205,7 +208,7 @@ export class Supervisor {
   }
 
   async #beginTurn(jobId: string): Promise<void> {
-    const job = this.get(jobId);
+    const job = await this.get(jobId);
     if (job.status !== 'queued' || this.#closing) {
       this.#d.pool.release(jobId);
       return;
@@ -261,7 +264,7 @@ export class Supervisor {
   /** A live engine named its session: stored at once, so that it is known even if the turn never ends. Not a move: the status stays. */
   #onSession(jobId: string, sessionId: string): void {
     this.#background(jobId, async () => {
-      const job = this.#d.store.getJob(jobId);
+      const job = await this.#d.store.getJob(jobId);
       if (job === undefined || isTerminal(job.status) || job.session_handle?.handle_value === sessionId) return;
       await this.#d.store.putJob({ ...job, session_handle: { engine: job.engine, handle_type: 'session_id', handle_value: sessionId } });
     });
@@ -270,7 +273,7 @@ export class Supervisor {
   /** A live engine asks permission: the job waits for a person with the turn in flight. */
   #onApproval(jobId: string, request: ApprovalRequest): void {
     this.#background(jobId, async () => {
-      const job = this.get(jobId);
+      const job = await this.get(jobId);
       if (job.status !== 'running') return; // being stopped: the turn ends without an answer
       await this.#enterWaiting(job, approvalPending(job.attempt, request), {});
     });
@@ -279,7 +282,7 @@ export class Supervisor {
   #onStickyLost(jobId: string, exit: ExitInfo): void {
     this.#background(jobId, async () => {
       this.#sessions.delete(jobId);
-      const job = this.#d.store.getJob(jobId);
+      const job = await this.#d.store.getJob(jobId);
       if (job === undefined || job.status !== 'waiting_user') return;
       await this.#lostWhileWaiting(job, exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.code)}`);
     });
@@ -302,7 +305,7 @@ export class Supervisor {
 
   async #finishTurn(jobId: string, report: TurnReport, skill: SkillDefinition): Promise<void> {
     this.#turns.delete(jobId);
-    const job = this.get(jobId);
+    const job = await this.get(jobId);
     if (job.status === 'waiting_user' && !this.#closing) {
       // The turn ended while it waited for an approval: the process is gone.
       const reason = report.outcome.kind === 'failed' ? report.outcome.message : 'the turn ended';
@@ -364,7 +367,7 @@ export class Supervisor {
   }
 
   async #reply(params: ReplyParams): Promise<{ job_id: string; status: string; accepted: true }> {
-    const job = this.get(params.job_id);
+    const job = await this.get(params.job_id);
     if (job.execution_mode !== 'interactive') throw new SkilldError('JOB_NOT_INTERACTIVE', `job ${job.job_id} runs in auto mode and takes no replies`);
     const history = await this.#histories.read(job.job_id, !isTerminal(job.status));
     if (isRepeatedReply(history, params.idempotency_key, params.response)) return { job_id: job.job_id, status: job.status, accepted: true };
@@ -401,7 +404,7 @@ export class Supervisor {
 
   /** A waiting job whose pending round has a stored reply moves on with it (after a restart, or a storage fault). */
   async #continueStoredReply(jobId: string): Promise<void> {
-    const job = this.get(jobId);
+    const job = await this.get(jobId);
     if (job.status !== 'waiting_user') return;
     const round = (await this.#histories.read(jobId)).find((i) => i.interaction_id === job.pending_interaction_id);
     if (round?.replied_at != null) await this.#moveOnAfterReply(job, round.response, round.kind);
@@ -427,7 +430,7 @@ export class Supervisor {
 
   #onDeadline(jobId: string): void {
     this.#background(jobId, async () => {
-      const job = this.#d.store.getJob(jobId);
+      const job = await this.#d.store.getJob(jobId);
       if (job === undefined || job.status !== 'waiting_user' || job.wait_deadline_at === null) return;
       if (Date.parse(job.wait_deadline_at) > this.#d.clock.now().getTime()) {
         this.#deadlines.set(jobId, new Date(job.wait_deadline_at));
@@ -476,7 +479,7 @@ export class Supervisor {
   #internalError(jobId: string, error: unknown): void {
     this.#d.logger.error({ job_id: jobId, err: error }, 'internal error while running a job');
     const failJob = async (): Promise<void> => {
-      const job = this.#d.store.getJob(jobId);
+      const job = await this.#d.store.getJob(jobId);
       if (job === undefined || isTerminal(job.status)) return;
       this.#turns.get(jobId)?.stop('canceled');
       const message = `internal error: ${(error as Error).message ?? String(error)}`;

@@ -218,23 +218,24 @@ export class LowdbStore implements Store {
     await this.#journal.cut(0);
   }
 
-  getJob(jobId: string): Job | undefined {
+  // Reads are answered from memory: the files store has a single writer, this daemon.
+  async getJob(jobId: string): Promise<Job | undefined> {
     return this.#index.get(jobId);
   }
 
-  hasJob(jobId: string): boolean {
+  async hasJob(jobId: string): Promise<boolean> {
     return this.#index.has(jobId);
   }
 
-  listJobs(query: JobQuery): { jobs: Job[]; next: string | null } {
+  async listJobs(query: JobQuery): Promise<{ jobs: Job[]; next: string | null }> {
     return this.#index.list(query);
   }
 
-  activeJobs(): Job[] {
+  async activeJobs(): Promise<Job[]> {
     return Object.values(this.#db.data.jobs).sort((a, b) => a.created_at.localeCompare(b.created_at) || a.job_id.localeCompare(b.job_id));
   }
 
-  countByStatus(): ReturnType<Store['countByStatus']> {
+  async countByStatus(): ReturnType<Store['countByStatus']> {
     return this.#index.counts();
   }
 
@@ -261,7 +262,7 @@ export class LowdbStore implements Store {
     return this.#journal.append(`${JSON.stringify(entry)}\n`, () => this.#apply(entry));
   }
 
-  processes(): ProcessRecord[] {
+  async processes(): Promise<ProcessRecord[]> {
     return Object.values(this.#db.data.processes ?? {});
   }
 

@@ -28,22 +28,22 @@ export interface StoreNotice {
 }
 
 /**
- * Durable job state. Reads are served from memory; `putJob` resolves once the change is on disk.
- * Active jobs live in a small hot file; finished jobs move to an append-only log, so the cost of
- * a write does not grow with history.
+ * Durable job state; `putJob` resolves once the change is durable. Reads are asynchronous so that
+ * a store may live outside the daemon (a database shared by several hosts); the files store
+ * answers them from memory.
  */
 export interface Store {
   readonly notices: readonly StoreNotice[];
-  getJob(jobId: string): Job | undefined;
+  getJob(jobId: string): Promise<Job | undefined>;
   /** Whether the job exists, without reading it (a finished job is parsed when it is read). */
-  hasJob(jobId: string): boolean;
+  hasJob(jobId: string): Promise<boolean>;
   /** Newest first. */
-  listJobs(query: JobQuery): { jobs: Job[]; next: string | null };
+  listJobs(query: JobQuery): Promise<{ jobs: Job[]; next: string | null }>;
   /** Jobs in a non-terminal status, oldest first. */
-  activeJobs(): Job[];
-  countByStatus(): Record<JobStatus, number>;
+  activeJobs(): Promise<Job[]>;
+  countByStatus(): Promise<Record<JobStatus, number>>;
   putJob(job: Job): Promise<void>;
-  processes(): ProcessRecord[];
+  processes(): Promise<ProcessRecord[]>;
   putProcess(record: ProcessRecord): Promise<void>;
   removeProcess(pid: number): Promise<void>;
   close(): Promise<void>;

@@ -65,14 +65,14 @@ t.test('LowdbStore: a job whose write fails is not kept, in memory or on disk; a
   await store.putJob(job(1));
   await small.fill();
   await t.rejects(store.putJob(job(2)), { code: 'STORAGE_UNAVAILABLE' });
-  t.equal(store.getJob('job-2'), undefined);
-  t.same(store.activeJobs().map((j) => j.job_id), ['job-1'], 'the hot state has no trace of it either');
+  t.equal(await store.getJob('job-2'), undefined);
+  t.same((await store.activeJobs()).map((j) => j.job_id), ['job-1'], 'the hot state has no trace of it either');
   await small.free();
   await store.putJob(job(3));
   await store.close();
   const again = await LowdbStore.open(dir, () => new Date());
   t.teardown(() => again.close());
-  t.same(again.activeJobs().map((j) => j.job_id), ['job-1', 'job-3']);
+  t.same((await again.activeJobs()).map((j) => j.job_id), ['job-1', 'job-3']);
   t.same(again.notices, []);
 });
 

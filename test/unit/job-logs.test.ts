@@ -14,7 +14,7 @@ t.teardown(() => rm(runs, { recursive: true, force: true }));
 function jobs(engine: EngineName, state: { status: JobStatus; attempt: number }): LogJobs & { log(attempt: number, stream: 'stdout' | 'stderr'): string } {
   const folder = new RunFolder(runs, `job-${engine}-${Math.random().toString(16).slice(2)}`);
   return {
-    get: () => ({ job_id: 'j', engine, ...state }) as unknown as Job,
+    get: async () => ({ job_id: 'j', engine, ...state }) as unknown as Job,
     runFolder: () => folder,
     log: (attempt, stream) => folder.logFile(attempt, stream),
   };

@@ -85,12 +85,12 @@ t.test('put and get; the store keeps its own copy', async (t) => {
   const dir = await tempDir(t);
   const store = await LowdbStore.open(dir, now);
   t.teardown(() => store.close());
-  t.equal(store.getJob('job-0001'), undefined);
+  t.equal(await store.getJob('job-0001'), undefined);
   const job = makeJob(1);
   await store.putJob(job);
-  t.same(store.getJob('job-0001'), job);
+  t.same(await store.getJob('job-0001'), job);
   job.status = 'running';
-  t.equal(store.getJob('job-0001')?.status, 'queued', 'mutating the caller object does not change the store');
+  t.equal((await store.getJob('job-0001'))?.status, 'queued', 'mutating the caller object does not change the store');
   t.same(store.notices, []);
 });
 
@@ -101,18 +101,18 @@ t.test('list: newest first, before cursor, next only when more remain', async (t
   for (const n of [1, 2, 3, 4, 5]) await store.putJob(makeJob(n));
   // Updating a job does not move it in the list.
   await store.putJob(makeJob(2, { status: 'running' }));
-  const page1 = store.listJobs({ limit: 2 });
+  const page1 = await store.listJobs({ limit: 2 });
   t.same(ids(page1.jobs), ['job-0005', 'job-0004']);
   t.equal(page1.next, 'job-0004');
-  const page2 = store.listJobs({ limit: 2, before: 'job-0004' });
+  const page2 = await store.listJobs({ limit: 2, before: 'job-0004' });
   t.same(ids(page2.jobs), ['job-0003', 'job-0002']);
   t.equal(page2.next, 'job-0002');
-  const page3 = store.listJobs({ limit: 2, before: 'job-0002' });
+  const page3 = await store.listJobs({ limit: 2, before: 'job-0002' });
   t.same(ids(page3.jobs), ['job-0001']);
   t.equal(page3.next, null);
-  t.same(ids(store.listJobs({ limit: 5 }).jobs), ['job-0005', 'job-0004', 'job-0003', 'job-0002', 'job-0001']);
-  t.equal(store.listJobs({ limit: 5 }).next, null, 'an exactly full page has no next');
-  t.same(ids(store.listJobs({ limit: 10, before: 'job-0001' }).jobs), [], 'nothing before the oldest');
+  t.same(ids((await store.listJobs({ limit: 5 })).jobs), ['job-0005', 'job-0004', 'job-0003', 'job-0002', 'job-0001']);
+  t.equal((await store.listJobs({ limit: 5 })).next, null, 'an exactly full page has no next');
+  t.same(ids((await store.listJobs({ limit: 10, before: 'job-0001' })).jobs), [], 'nothing before the oldest');
 });
 
 t.test('list: status and skill_id filters, paged', async (t) => {
@@ -124,16 +124,16 @@ t.test('list: status and skill_id filters, paged', async (t) => {
   await store.putJob(makeJob(3, { status: 'succeeded', skill_id: 'other' }));
   await store.putJob(makeJob(4, { status: 'queued' }));
   await store.putJob(makeJob(5, { status: 'succeeded' }));
-  t.same(ids(store.listJobs({ limit: 10, status: 'succeeded' }).jobs), ['job-0005', 'job-0003', 'job-0001']);
-  t.same(ids(store.listJobs({ limit: 10, skill_id: 'other' }).jobs), ['job-0003', 'job-0002']);
-  t.same(ids(store.listJobs({ limit: 10, skill_id: 'other', status: 'succeeded' }).jobs), ['job-0003']);
-  t.same(ids(store.listJobs({ limit: 10, status: 'failed' }).jobs), []);
-  const first = store.listJobs({ limit: 1, status: 'succeeded' });
+  t.same(ids((await store.listJobs({ limit: 10, status: 'succeeded' })).jobs), ['job-0005', 'job-0003', 'job-0001']);
+  t.same(ids((await store.listJobs({ limit: 10, skill_id: 'other' })).jobs), ['job-0003', 'job-0002']);
+  t.same(ids((await store.listJobs({ limit: 10, skill_id: 'other', status: 'succeeded' })).jobs), ['job-0003']);
+  t.same(ids((await store.listJobs({ limit: 10, status: 'failed' })).jobs), []);
+  const first = await store.listJobs({ limit: 1, status: 'succeeded' });
   t.same(ids(first.jobs), ['job-0005']);
   t.equal(first.next, 'job-0005');
-  const second = store.listJobs({ limit: 1, status: 'succeeded', before: 'job-0005' });
+  const second = await store.listJobs({ limit: 1, status: 'succeeded', before: 'job-0005' });
   t.same(ids(second.jobs), ['job-0003']);
-  const third = store.listJobs({ limit: 1, status: 'succeeded', before: 'job-0003' });
+  const third = await store.listJobs({ limit: 1, status: 'succeeded', before: 'job-0003' });
   t.same(ids(third.jobs), ['job-0001']);
   t.equal(third.next, null, 'no later matching job: no next');
 });
@@ -142,13 +142,13 @@ t.test('counts by status follow status changes', async (t) => {
   const dir = await tempDir(t);
   const store = await LowdbStore.open(dir, now);
   t.teardown(() => store.close());
-  t.same(store.countByStatus(), { queued: 0, running: 0, waiting_user: 0, succeeded: 0, failed: 0, canceled: 0 });
+  t.same(await store.countByStatus(), { queued: 0, running: 0, waiting_user: 0, succeeded: 0, failed: 0, canceled: 0 });
   await store.putJob(makeJob(1));
   await store.putJob(makeJob(2));
   await store.putJob(makeJob(3, { status: 'waiting_user' }));
   await store.putJob(makeJob(1, { status: 'running' }));
   await store.putJob(makeJob(2, { status: 'failed' }));
-  t.same(store.countByStatus(), { queued: 0, running: 1, waiting_user: 1, succeeded: 0, failed: 1, canceled: 0 });
+  t.same(await store.countByStatus(), { queued: 0, running: 1, waiting_user: 1, succeeded: 0, failed: 1, canceled: 0 });
 });
 
 t.test('activeJobs: only non-terminal jobs, oldest first', async (t) => {
@@ -158,7 +158,7 @@ t.test('activeJobs: only non-terminal jobs, oldest first', async (t) => {
   await store.putJob(makeJob(3, { status: 'running' }));
   await store.putJob(makeJob(1, { status: 'waiting_user' }));
   await store.putJob(makeJob(2, { status: 'canceled' }));
-  t.same(ids(store.activeJobs()), ['job-0001', 'job-0003']);
+  t.same(ids(await store.activeJobs()), ['job-0001', 'job-0003']);
 });
 
 t.test('a terminal job moves to jobs-finished.ndjson and out of state.json', async (t) => {
@@ -177,7 +177,7 @@ t.test('a terminal job moves to jobs-finished.ndjson and out of state.json', asy
   state = await readState(dir);
   t.same(Object.keys(state.jobs), ['job-0002'], 'the finished job left the hot file');
   t.same(await readFinished(dir), [done], 'the finished log holds exactly the finished job');
-  t.same(store.getJob('job-0001'), done, 'still readable from the store');
+  t.same(await store.getJob('job-0001'), done, 'still readable from the store');
 });
 
 t.test('reopen restores active and finished jobs, order and counts', async (t) => {
@@ -189,10 +189,10 @@ t.test('reopen restores active and finished jobs, order and counts', async (t) =
 
   const second = await LowdbStore.open(dir, now);
   t.teardown(() => second.close());
-  for (const job of jobs) t.same(second.getJob(job.job_id), job, `${job.job_id} restored`);
-  t.same(ids(second.listJobs({ limit: 10 }).jobs), ['job-0004', 'job-0003', 'job-0002', 'job-0001']);
-  t.same(ids(second.activeJobs()), ['job-0002', 'job-0004']);
-  t.same(second.countByStatus(), { queued: 1, running: 0, waiting_user: 1, succeeded: 1, failed: 1, canceled: 0 });
+  for (const job of jobs) t.same(await second.getJob(job.job_id), job, `${job.job_id} restored`);
+  t.same(ids((await second.listJobs({ limit: 10 })).jobs), ['job-0004', 'job-0003', 'job-0002', 'job-0001']);
+  t.same(ids(await second.activeJobs()), ['job-0002', 'job-0004']);
+  t.same(await second.countByStatus(), { queued: 1, running: 0, waiting_user: 1, succeeded: 1, failed: 1, canceled: 0 });
   t.same(second.notices, []);
   // Writes after a reopen keep going to the same files.
   await second.putJob(makeJob(4, { status: 'canceled' }));
@@ -209,10 +209,10 @@ t.test('a job present in both files resolves to the finished one', async (t) => 
   await writeFile(join(dir, 'jobs-finished.ndjson'), `${JSON.stringify(finished)}\n`);
   const store = await LowdbStore.open(dir, now);
   t.teardown(() => store.close());
-  t.same(store.getJob('job-0001'), finished);
-  t.same(ids(store.activeJobs()), ['job-0002'], 'the finished job is not active');
-  t.same(store.countByStatus(), { queued: 1, running: 0, waiting_user: 0, succeeded: 1, failed: 0, canceled: 0 });
-  t.same(ids(store.listJobs({ limit: 10 }).jobs), ['job-0002', 'job-0001'], 'listed once');
+  t.same(await store.getJob('job-0001'), finished);
+  t.same(ids(await store.activeJobs()), ['job-0002'], 'the finished job is not active');
+  t.same(await store.countByStatus(), { queued: 1, running: 0, waiting_user: 0, succeeded: 1, failed: 0, canceled: 0 });
+  t.same(ids((await store.listJobs({ limit: 10 })).jobs), ['job-0002', 'job-0001'], 'listed once');
   await store.putJob(makeJob(2, { status: 'running' }));
   t.same(Object.keys((await readState(dir)).jobs), ['job-0002'], 'the next write drops the stale copy from the hot file');
 });
@@ -230,8 +230,8 @@ t.test('a corrupt state.json is moved aside with a STATE_FILE_CORRUPT notice, ne
   t.match(store.notices[0]?.message ?? '', /kept aside/);
   t.equal(await readFile(aside, 'utf8'), corrupt, 'the original bytes are in the aside file');
   t.equal(await stat(join(dir, 'state.json')).catch(() => null), null, 'state.json is not silently rewritten on open');
-  t.same(store.activeJobs(), [], 'no active jobs were guessed from the broken file');
-  t.equal(store.getJob('job-0007')?.status, 'succeeded', 'finished jobs are still loaded');
+  t.same(await store.activeJobs(), [], 'no active jobs were guessed from the broken file');
+  t.equal((await store.getJob('job-0007'))?.status, 'succeeded', 'finished jobs are still loaded');
 
   await store.putJob(makeJob(8));
   t.same(Object.keys((await readState(dir)).jobs), ['job-0008'], 'a fresh state.json on the next write');
@@ -288,8 +288,8 @@ t.test('a torn last line in the finished log is cut off with a notice; later app
   const store = await LowdbStore.open(dir, now);
   t.same(store.notices.map((n) => n.code), ['FINISHED_LOG_TRUNCATED']);
   t.match(store.notices[0]?.message ?? '', /torn last line/);
-  t.same(ids(store.listJobs({ limit: 10 }).jobs), ['job-0002', 'job-0001']);
-  t.equal(store.getJob('job-0003'), undefined);
+  t.same(ids((await store.listJobs({ limit: 10 })).jobs), ['job-0002', 'job-0001']);
+  t.equal(await store.getJob('job-0003'), undefined);
   t.equal(await readFile(join(dir, 'jobs-finished.ndjson'), 'utf8'), `${JSON.stringify(a)}\n${JSON.stringify(b)}\n`, 'the torn bytes are gone');
 
   const c = makeJob(4, { status: 'canceled' });
@@ -300,7 +300,7 @@ t.test('a torn last line in the finished log is cut off with a notice; later app
   const reopened = await LowdbStore.open(dir, now);
   t.teardown(() => reopened.close());
   t.same(reopened.notices, [], 'no notice once the log is clean');
-  t.same(ids(reopened.listJobs({ limit: 10 }).jobs), ['job-0004', 'job-0002', 'job-0001']);
+  t.same(ids((await reopened.listJobs({ limit: 10 })).jobs), ['job-0004', 'job-0002', 'job-0001']);
 });
 
 t.test('a complete last line without its newline is kept and terminated', async (t) => {
@@ -309,7 +309,7 @@ t.test('a complete last line without its newline is kept and terminated', async 
   await writeFile(join(dir, 'jobs-finished.ndjson'), JSON.stringify(a));
   const store = await LowdbStore.open(dir, now);
   t.same(store.notices, []);
-  t.same(store.getJob('job-0001'), a);
+  t.same(await store.getJob('job-0001'), a);
   const b = makeJob(2, { status: 'succeeded' });
   await store.putJob(b);
   await store.close();
@@ -324,7 +324,7 @@ t.test('an unreadable line in the middle of the finished log is skipped with a n
   const store = await LowdbStore.open(dir, now);
   t.teardown(() => store.close());
   t.same(store.notices.map((n) => n.code), ['FINISHED_LOG_TRUNCATED']);
-  t.same(ids(store.listJobs({ limit: 10 }).jobs), ['job-0002', 'job-0001']);
+  t.same(ids((await store.listJobs({ limit: 10 })).jobs), ['job-0002', 'job-0001']);
 });
 
 t.test('finished jobs are stored index fields first and read back whole; other layouts still load', async (t) => {
@@ -346,13 +346,13 @@ t.test('finished jobs are stored index fields first and read back whole; other l
   const store = await LowdbStore.open(dir, now);
   t.teardown(() => store.close());
   t.same(store.notices, []);
-  t.same(store.getJob('job-0001'), quoted, 'escaped skill_id read back exactly');
-  t.same(store.getJob('job-0003'), reordered);
-  t.same(ids(store.listJobs({ limit: 10, skill_id: quoted.skill_id }).jobs), ['job-0001'], 'filtered on the header field');
-  t.same(ids(store.listJobs({ limit: 10, status: 'canceled' }).jobs), ['job-0003']);
-  t.same(store.countByStatus(), { queued: 0, running: 0, waiting_user: 0, succeeded: 1, failed: 1, canceled: 1 });
-  const a = store.getJob('job-0002');
-  const b = store.getJob('job-0002');
+  t.same(await store.getJob('job-0001'), quoted, 'escaped skill_id read back exactly');
+  t.same(await store.getJob('job-0003'), reordered);
+  t.same(ids((await store.listJobs({ limit: 10, skill_id: quoted.skill_id })).jobs), ['job-0001'], 'filtered on the header field');
+  t.same(ids((await store.listJobs({ limit: 10, status: 'canceled' })).jobs), ['job-0003']);
+  t.same(await store.countByStatus(), { queued: 0, running: 0, waiting_user: 0, succeeded: 1, failed: 1, canceled: 1 });
+  const a = await store.getJob('job-0002');
+  const b = await store.getJob('job-0002');
   t.not(a, b, 'each read of a finished job is a fresh object: a caller cannot change what is stored');
 });
 
@@ -370,9 +370,9 @@ t.test('a finished line that is not a terminal job is skipped with a notice; a d
   const store = await LowdbStore.open(dir, now);
   t.teardown(() => store.close());
   t.same(store.notices.map((n) => n.message), ['unreadable line 2 skipped', 'unreadable line 3 skipped']);
-  t.same(store.getJob('job-0001'), good);
-  t.equal(store.getJob('job-0002'), undefined);
-  t.throws(() => store.getJob('job-0003'), { name: 'FinishedLineError', message: 'the stored record of finished job job-0003 is unreadable' }, 'the damage is an error, never a wrong job');
+  t.same(await store.getJob('job-0001'), good);
+  t.equal(await store.getJob('job-0002'), undefined);
+  await t.rejects(store.getJob('job-0003'), { name: 'FinishedLineError', message: 'the stored record of finished job job-0003 is unreadable' }, 'the damage is an error, never a wrong job');
 });
 
 t.test('the state file does not grow with the number of finished jobs', async (t) => {
@@ -387,8 +387,8 @@ t.test('the state file does not grow with the number of finished jobs', async (t
   t.ok(size < 2048, `the hot state stays small (${size} bytes)`);
   t.same(Object.keys((await readState(dir)).jobs), ['job-0000']);
   t.equal((await readFinished(dir)).length, 500, 'all 500 are in the finished log');
-  t.equal(store.countByStatus().succeeded, 500);
-  t.equal(store.listJobs({ limit: 1000 }).jobs.length, 501);
+  t.equal((await store.countByStatus()).succeeded, 500);
+  t.equal((await store.listJobs({ limit: 1000 })).jobs.length, 501);
 });
 
 t.test('each change is one journal line; the journal is folded into the snapshot once it grows', async (t) => {
@@ -403,7 +403,7 @@ t.test('each change is one journal line; the journal is folded into the snapshot
   await store.close();
   const again = await LowdbStore.open(dir, now);
   t.teardown(() => again.close());
-  t.equal(again.getJob('job-0001')?.attempt, 1499);
+  t.equal((await again.getJob('job-0001'))?.attempt, 1499);
 });
 
 t.test('a torn last journal line (a crash mid-append) is cut off and reported; earlier lines count', async (t) => {
@@ -416,7 +416,7 @@ t.test('a torn last journal line (a crash mid-append) is cut off and reported; e
   const again = await LowdbStore.open(dir, now);
   t.teardown(() => again.close());
   t.same(again.notices.map((n) => n.code), ['STATE_JOURNAL_DAMAGED']);
-  t.same(again.activeJobs().map((j) => j.job_id), ['job-0001', 'job-0002']);
+  t.same((await again.activeJobs()).map((j) => j.job_id), ['job-0001', 'job-0002']);
 });
 
 t.test('state.json with a null job, a job of status "bogus" and a broken process record: start-up goes on, the damaged records are kept aside and reported, no status is invented', async (t) => {
@@ -429,9 +429,9 @@ t.test('state.json with a null job, a job of status "bogus" and a broken process
   const store = await LowdbStore.open(dir, now);
   t.teardown(() => store.close());
 
-  t.same(store.activeJobs().map((j) => j.job_id), ['job-0001', 'job-0006'], 'only records that check out are loaded');
-  t.equal(store.getJob('job-0002'), undefined, 'a job with an unknown status is not loaded under a guessed one');
-  t.same(store.processes(), [processes['4242']]);
+  t.same((await store.activeJobs()).map((j) => j.job_id), ['job-0001', 'job-0006'], 'only records that check out are loaded');
+  t.equal(await store.getJob('job-0002'), undefined, 'a job with an unknown status is not loaded under a guessed one');
+  t.same(await store.processes(), [processes['4242']]);
   const aside = join(dir, `state.damaged-${NOW.toISOString().replace(/[:.]/g, '-')}.ndjson`);
   t.same(store.notices.map((n) => ({ code: n.code, path: n.path })), [{ code: 'STATE_RECORD_DAMAGED', path: aside }]);
   t.match(store.notices[0]?.message, /^7 stored record\(s\) could not be loaded \(first, in state\.json: job is not an object\)/);
@@ -453,5 +453,5 @@ t.test('state.json with a null job, a job of status "bogus" and a broken process
   const again = await LowdbStore.open(dir, now);
   t.teardown(() => again.close());
   t.same(again.notices, [], 'the hot state was rewritten without them: the next start finds nothing to report');
-  t.same(again.activeJobs().map((j) => j.job_id), ['job-0001', 'job-0006']);
+  t.same((await again.activeJobs()).map((j) => j.job_id), ['job-0001', 'job-0006']);
 });
