@@ -22,6 +22,7 @@ import { notifySystemd } from './notify.js';
 import { SkillRegistry } from './skills/registry.js';
 import { SkillWatcher } from './skills/watch.js';
 import { SlotPool } from './slots/pool.js';
+import { FolderDocs } from './store/folder-docs.js';
 import { LowdbStore } from './store/lowdb-store.js';
 import { Subscriptions } from './subscriptions.js';
 
@@ -56,9 +57,10 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const pool = new SlotPool(config.max_concurrent);
   const engines = new EngineCatalog(config.engines, definedEnv(process.env));
   const probe = new ProfileProbe(config.engines, (name) => engines.envFor(name), runShort);
-  const queries = new JobQueries(store, runsDir);
+  const docs = new FolderDocs(store, runsDir);
+  const queries = new JobQueries(store, docs, runsDir);
   const supervisor = new Supervisor({
-    store, events, pool, clock, logger, skills, config, runsDir, queries,
+    store, docs, events, pool, clock, logger, skills, config, queries,
     spawner: createSpawner(clock, containment),
     engineEnv: (name, live) => engines.envFor(name, live),
     profileFor: (name) => probe.profileFor(name),

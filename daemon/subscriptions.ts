@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { SkilldError } from '../rpc/errors.js';
 import type { Connection } from '../rpc/connection.js';
-import type { EventLog, JobEventRecord } from './jobs/events.js';
+import type { JobEventRecord, JobEvents } from './jobs/events.js';
 
 interface Subscription {
   id: string;
@@ -18,12 +18,12 @@ interface Subscription {
  * gaps or repeats.
  */
 export class Subscriptions {
-  readonly #events: EventLog;
+  readonly #events: JobEvents;
   readonly #subs = new Map<string, Subscription>();
   /** Connections that asked for `skills/changed` alone (`skills/subscribe`). */
   readonly #skillWatchers = new Set<Connection>();
 
-  constructor(events: EventLog) {
+  constructor(events: JobEvents) {
     this.#events = events;
     events.listen((event) => {
       for (const sub of this.#subs.values()) this.#deliver(sub, event);

@@ -23,6 +23,22 @@ export interface JobEventRecord {
 
 export type EventListener = (event: JobEventRecord) => void;
 
+/**
+ * Jobs' events as the supervisor and the subscriptions see them, whichever store keeps them:
+ * numbered per job without gaps, told to live listeners, replayable.
+ */
+export interface JobEvents {
+  /** Picks up the numbering of a job whose events were written by an earlier daemon. */
+  prime(jobId: string): Promise<void>;
+  emit(jobId: string, type: JobEventType, data: unknown): void;
+  listen(listener: EventListener): () => void;
+  /** Events of a job with `seq > afterSeq`, in order. */
+  replay(jobId: string, afterSeq: number): Promise<JobEventRecord[]>;
+  /** Forgets a finished job once its events are stored. */
+  close(jobId: string): Promise<void>;
+  closeAll(): Promise<void>;
+}
+
 interface JobLog {
   lastSeq: number;
   /** Lines not yet written; the next write takes them all. */
@@ -38,7 +54,7 @@ interface JobLog {
  * No file stays open between writes, so thousands of waiting jobs cost no descriptors; events
  * that arrive while a write is in flight go out together in the next one.
  */
-export class EventLog {
+export class EventLog implements JobEvents {
   readonly #runsDir: string;
   readonly #clock: Clock;
   readonly #logs = new Map<string, JobLog>();

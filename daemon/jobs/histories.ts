@@ -1,25 +1,25 @@
+import type { JobDocs } from '../store/job-docs.js';
 import type { Interaction } from './interactions.js';
-import { RunFolder } from './run-folder.js';
 
 /**
- * The interaction histories of active jobs (`history.ndjson` in each run folder), with the latest
+ * The interaction histories of active jobs (stored with the job's documents), with the latest
  * version of each kept in memory once read or written: a reply, a deadline or a turn reads it
- * without going to the disk, and the file is only appended to. The supervisor, the only writer,
- * calls `forget` when a job is finished.
+ * without going to the store. The supervisor, the only writer, calls `forget` when a job is
+ * finished.
  */
 export class Histories {
-  readonly #runsDir: string;
+  readonly #docs: JobDocs;
   readonly #latest = new Map<string, readonly Interaction[]>();
 
-  constructor(runsDir: string) {
-    this.#runsDir = runsDir;
+  constructor(docs: JobDocs) {
+    this.#docs = docs;
   }
 
   /** The latest version; `remember` false for a finished job, which nothing will `forget`. */
   async read(jobId: string, remember = true): Promise<readonly Interaction[]> {
     const cached = this.#latest.get(jobId);
     if (cached !== undefined) return cached;
-    const history = await new RunFolder(this.#runsDir, jobId).readHistory<Interaction>();
+    const history = await this.#docs.history(jobId);
     if (!remember) return history;
     // A write that finished while the file was read holds the newer version: keep that one.
     const latest = this.#latest.get(jobId) ?? history;
@@ -29,9 +29,9 @@ export class Histories {
 
   /** Appends the new version durably; it is what `read` returns from then on. */
   async write(jobId: string, history: readonly Interaction[]): Promise<void> {
-    // A version already read or written means the file exists: no need to look.
+    // A version already read or written means one is stored: no need to look.
     const exists = (this.#latest.get(jobId)?.length ?? 0) > 0;
-    await new RunFolder(this.#runsDir, jobId).writeHistory(history, exists);
+    await this.#docs.putHistory(jobId, history, exists);
     this.#latest.set(jobId, history);
   }
 

@@ -1,8 +1,8 @@
 import { loadSkill, type SkillDefinition } from '../skills/manifest.js';
+import type { JobDocs } from '../store/job-docs.js';
 import type { Job } from './job.js';
-import type { RunFolder } from './run-folder.js';
 
-/** What a job's turns are built from: its skill snapshot and its request (`request.json`). */
+/** What a job's turns are built from: its skill snapshot and its request. */
 export interface JobBasis {
   skill: SkillDefinition;
   request: { input: Record<string, unknown>; parameter: Record<string, unknown> };
@@ -10,14 +10,14 @@ export interface JobBasis {
 
 /**
  * The bases of active jobs, kept from their creation; after a restart one is read back from the
- * job's run folder the first time a turn needs it. The supervisor forgets a finished job's.
+ * job's documents the first time a turn needs it. The supervisor forgets a finished job's.
  */
 export class JobBases {
-  readonly #folderOf: (jobId: string) => RunFolder;
+  readonly #docs: JobDocs;
   readonly #bases = new Map<string, JobBasis>();
 
-  constructor(folderOf: (jobId: string) => RunFolder) {
-    this.#folderOf = folderOf;
+  constructor(docs: JobDocs) {
+    this.#docs = docs;
   }
 
   set(jobId: string, basis: JobBasis): void {
@@ -27,9 +27,8 @@ export class JobBases {
   async of(job: Job): Promise<JobBasis> {
     let basis = this.#bases.get(job.job_id);
     if (basis === undefined) {
-      const folder = this.#folderOf(job.job_id);
-      const [skill, request] = await Promise.all([loadSkill(folder.skillDir, job.skill_id), folder.readRequest<JobBasis['request']>()]);
-      basis = { skill, request };
+      const [skill, request] = await Promise.all([this.#docs.skillDir(job).then((dir) => loadSkill(dir, job.skill_id)), this.#docs.request(job.job_id)]);
+      basis = { skill, request: { input: request.input, parameter: request.parameter } };
       this.#bases.set(job.job_id, basis);
     }
     return basis;

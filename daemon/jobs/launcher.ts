@@ -9,7 +9,7 @@ import type { Logger } from '../logger.js';
 import { readStat } from '../process/proc.js';
 import type { ExitInfo, Spawner } from '../process/spawn.js';
 import type { Store } from '../store/store.js';
-import type { EventLog } from './events.js';
+import type { JobEvents } from './events.js';
 import type { EngineName, Job } from './job.js';
 import type { RunFolder } from './run-folder.js';
 import { StickySession } from './sticky-session.js';
@@ -20,7 +20,7 @@ export interface LauncherDeps {
   spawner: Spawner;
   clock: Clock;
   store: Store;
-  events: EventLog;
+  events: JobEvents;
   logger: Logger;
   config: Pick<Config, 'engines' | 'kill_grace_ms'>;
   /** The engine's environment; `live` adds what its live protocol needs. */

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
-import type { Store } from '../store/store.js';
+import type { JobDocs } from '../store/job-docs.js';
 import { checkApprovals } from './approvals.js';
 import type { CreateParams, CreatePlan } from './create-request.js';
 import type { InteractiveProfile, Job } from './job.js';
-import { patchSkillMd } from './prompt.js';
 import type { RunFolder } from './run-folder.js';
 import { checkFirstPrompt } from './turn-plan.js';
 
@@ -45,19 +44,11 @@ export function newJob(plan: CreatePlan, params: CreateParams, config: Config, p
 
 /**
  * Checks a new job against what it asks for (approvals, a first prompt its engine can take), then
- * stores it all or nothing: the run folder first, then the record that makes the job exist. A
- * failed record removes the folder; a crash in between leaves a folder no job names, never a job
- * without its request.
+ * stores it with its request and skill snapshot, all or nothing (`JobDocs.create`).
  */
-export async function storeNewJob(job: Job, plan: CreatePlan, store: Store, folderOf: (jobId: string) => RunFolder): Promise<Job> {
-  const folder = folderOf(job.job_id);
+export async function storeNewJob(job: Job, plan: CreatePlan, docs: JobDocs, folder: RunFolder): Promise<Job> {
   checkApprovals(job);
   checkFirstPrompt({ job, skill: plan.skill, folder, request: plan });
-  const original = plan.skill.files.get('SKILL.md')?.toString('utf8') ?? '';
-  await folder.create(plan.skill.files, patchSkillMd(original, plan.mode, folder.artifactsDir), { input: plan.input, parameter: plan.parameter, model: job.model });
-  await store.putJob(job).catch(async (error: unknown) => {
-    await folder.remove();
-    throw error;
-  });
+  await docs.create(job, { request: { input: plan.input, parameter: plan.parameter, model: job.model }, skillFiles: plan.skill.files });
   return job;
 }

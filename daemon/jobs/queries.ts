@@ -1,4 +1,5 @@
 import { SkilldError, type WarningCode } from '../../rpc/errors.js';
+import type { JobDocs, StoredRequest } from '../store/job-docs.js';
 import type { Store } from '../store/store.js';
 import type { Pending } from './gate.js';
 import type { Interaction } from './interactions.js';
@@ -6,20 +7,15 @@ import type { Job, JobError } from './job.js';
 import { RunFolder } from './run-folder.js';
 import { isTerminal } from './states.js';
 
-/** What a job's result file holds once it is terminal. */
-export interface JobResultFile {
-  output: Record<string, unknown> | null;
-  warnings: WarningCode[];
-  error: JobError | null;
-}
-
-/** Read-only views of a job and its run folder: result, pending, history. */
+/** Read-only views of a job, its documents and its run folder: result, pending, history. */
 export class JobQueries {
   readonly #store: Store;
+  readonly #docs: JobDocs;
   readonly #runsDir: string;
 
-  constructor(store: Store, runsDir: string) {
+  constructor(store: Store, docs: JobDocs, runsDir: string) {
     this.#store = store;
+    this.#docs = docs;
     this.#runsDir = runsDir;
   }
 
@@ -40,22 +36,26 @@ export class JobQueries {
 
   async result(jobId: string): Promise<{ job_id: string; status: string; output: unknown; artifacts: string[]; warnings: WarningCode[]; error: JobError | null }> {
     const job = await this.get(jobId);
-    const folder = this.folder(jobId);
-    const saved = isTerminal(job.status) ? await folder.readResult<JobResultFile>() : null;
-    return { job_id: jobId, status: job.status, output: saved?.output ?? null, artifacts: await folder.listArtifacts(), warnings: job.warnings, error: job.error };
+    const saved = isTerminal(job.status) ? await this.#docs.result(jobId) : null;
+    return { job_id: jobId, status: job.status, output: saved?.output ?? null, artifacts: await this.folder(jobId).listArtifacts(), warnings: job.warnings, error: job.error };
+  }
+
+  /** What the job was created with (`jobs/retry`). */
+  request(jobId: string): Promise<StoredRequest> {
+    return this.#docs.request(jobId);
   }
 
   /** jobs/pending: the persisted pending interaction while the job waits. */
   async pending(jobId: string): Promise<{ job_id: string; status: string; pending: Pending | null }> {
     const job = await this.get(jobId);
-    const pending = job.status === 'waiting_user' ? await this.folder(jobId).readPending<Pending>() : null;
+    const pending = job.status === 'waiting_user' ? await this.#docs.pending(jobId) : null;
     return { job_id: jobId, status: job.status, pending };
   }
 
   /** jobs/history: every ask/reply round (LC-7). */
   async history(jobId: string): Promise<{ job_id: string; interactions: Array<Omit<Interaction, 'idempotency_key'>> }> {
     await this.requireJob(jobId);
-    const interactions = (await this.folder(jobId).readHistory<Interaction>()).map(({ idempotency_key: _key, ...round }) => round);
+    const interactions = (await this.#docs.history(jobId)).map(({ idempotency_key: _key, ...round }) => round);
     return { job_id: jobId, interactions };
   }
 }

@@ -3,16 +3,10 @@ import type { CreateParams } from './create-request.js';
 import type { JobQueries } from './queries.js';
 import { isTerminal } from './states.js';
 
-/** What the run folder's request.json keeps of a `jobs/create` request (see `storeNewJob`). */
-interface StoredRequest {
-  input?: Record<string, unknown>;
-  parameter?: Record<string, unknown>;
-}
-
 /**
  * `jobs/retry`: the `jobs/create` params of a finished job, so that the same request runs again
  * as a new job. The job record keeps the settings as they were resolved at creation (timeouts,
- * approvals, model), the run folder the input and parameter. JOB_NOT_FINISHED while the job can
+ * approvals, model), its stored request the input and parameter. JOB_NOT_FINISHED while the job can
  * still change.
  */
 export async function retryRequest(queries: JobQueries, jobId: string): Promise<CreateParams> {
@@ -20,7 +14,7 @@ export async function retryRequest(queries: JobQueries, jobId: string): Promise<
   if (!isTerminal(job.status)) {
     throw new SkilldError('JOB_NOT_FINISHED', `job "${jobId}" is ${job.status}; only a finished job can be retried`, { details: { status: job.status } });
   }
-  const request = await queries.folder(jobId).readRequest<StoredRequest>();
+  const request = await queries.request(jobId);
   return {
     skill_id: job.skill_id,
     engine: job.engine,
@@ -28,6 +22,7 @@ export async function retryRequest(queries: JobQueries, jobId: string): Promise<
     interactive_require_user_reply: job.interactive_require_user_reply,
     session_timeout_sec: job.session_timeout_sec,
     hard_timeout_sec: job.hard_timeout_sec,
+    // A request stored by an early version may lack either.
     input: request.input ?? {},
     parameter: request.parameter ?? {},
     ...(job.model === null ? {} : { model: job.model }),

@@ -9,11 +9,12 @@ import type { SkillDefinition } from '../skills/manifest.js';
 import type { SkillRegistry } from '../skills/registry.js';
 import type { SlotPool } from '../slots/pool.js';
 import { asStorageError, isStorageFault } from '../store/storage-fault.js';
+import type { JobDocs } from '../store/job-docs.js';
 import type { Store } from '../store/store.js';
 import { planCreate, type CreateParams, type CreatePlan } from './create-request.js';
 import { Deadlines } from './deadlines.js';
 import { Histories } from './histories.js';
-import type { EventLog } from './events.js';
+import type { JobEvents } from './events.js';
 import { decideTurn, type GateDecision, type Pending } from './gate.js';
 import { autoDecideResponse, isRepeatedReply, nextInteractionId, pendingKind, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
 import { boundError, type EngineName, type InteractiveProfile, type Job } from './job.js';
@@ -35,14 +36,15 @@ import type { TurnHandle, TurnReport } from './turn.js';
 
 export interface SupervisorDeps {
   store: Store;
-  events: EventLog;
+  /** A job's request, skill snapshot, rounds, pending question and result. */
+  docs: JobDocs;
+  events: JobEvents;
   pool: SlotPool;
   spawner: Spawner;
   clock: Clock;
   logger: Logger;
   skills: SkillRegistry;
   config: Config;
-  runsDir: string;
   /** Read-only views of jobs, shared with the API. */
   queries: JobQueries;
   engineEnv(name: EngineName, live?: boolean): Record<string, string>;
@@ -83,8 +85,8 @@ export class Supervisor {
     this.#d = deps;
     this.#queries = deps.queries;
     this.#launcher = new Launcher(deps);
-    this.#histories = new Histories(deps.runsDir);
-    this.#bases = new JobBases((jobId) => this.runFolder(jobId));
+    this.#histories = new Histories(deps.docs);
+    this.#bases = new JobBases(deps.docs);
     this.#tasks = new JobTasks(this.#lock, deps.clock, deps.logger, () => this.#closing);
     this.#deadlines = new Deadlines(deps.clock, (jobId) => this.#onDeadline(jobId));
   }
@@ -114,11 +116,12 @@ export class Supervisor {
   }
 
   async #createPlanned(plan: CreatePlan, params: CreateParams): Promise<Job> {
-    const { config, store, clock } = this.#d;
+    const { config, clock } = this.#d;
     const profile = plan.mode === 'interactive' ? await this.#d.profileFor(plan.engine) : null;
-    const job = await storeNewJob(newJob(plan, params, config, profile, clock.now()), plan, store, (id) => this.runFolder(id));
+    const job = newJob(plan, params, config, profile, clock.now());
+    await storeNewJob(job, plan, this.#d.docs, this.runFolder(job.job_id));
     // The validated definition and the request serve the job's turns; after a restart they are
-    // read back from the run folder.
+    // read back from the job's documents.
     this.#bases.set(job.job_id, { skill: plan.skill, request: { input: plan.input, parameter: plan.parameter } });
     this.#d.logger.info({ job_id: job.job_id, skill_id: job.skill_id, engine: job.engine, mode: job.execution_mode }, 'job created');
     this.#d.events.emit(job.job_id, 'status_changed', { from: null, to: 'queued' });
@@ -332,26 +335,24 @@ export class Supervisor {
   async #settle(job: Job, decision: GateDecision, session_handle: Job['session_handle']): Promise<void> {
     const warnings = [...new Set([...job.warnings, ...decision.warnings])];
     for (const code of decision.warnings) this.#d.events.emit(job.job_id, 'warning', { code });
-    const folder = this.runFolder(job.job_id);
     if (decision.status === 'waiting_user') {
       await this.#enterWaiting(job, decision.pending, { warnings, session_handle });
       return;
     }
     const output = decision.status === 'succeeded' ? decision.output : null;
     const error = decision.status === 'succeeded' ? null : boundError(decision.error);
-    await folder.writeResult({ job_id: job.job_id, status: decision.status, output, warnings, error });
+    await this.#d.docs.putResult({ job_id: job.job_id, status: decision.status, output, warnings, error });
     const event: JobEvent = decision.status === 'succeeded' ? 'succeed' : decision.status === 'canceled' ? 'cancel' : 'fail';
     await this.#apply(job, event, { warnings, error, session_handle });
   }
 
   async #enterWaiting(job: Job, asked: Pending, patch: Partial<Job>): Promise<void> {
-    const folder = this.runFolder(job.job_id);
     const now = this.#d.clock.now();
     const history = await this.#histories.read(job.job_id);
     // Approvals come within a turn: each round gets the next id, a question at least its attempt.
     const pending = { ...asked, interaction_id: nextInteractionId(history, asked.interaction_id) };
     await this.#histories.write(job.job_id, withAsked(history, pending, now.toISOString()));
-    await folder.writePending(pending);
+    await this.#d.docs.putPending(job.job_id, pending);
     const sticky = job.interactive_profile?.kind === 'sticky_process';
     const deadline = sticky || !job.interactive_require_user_reply ? new Date(now.getTime() + job.session_timeout_sec * 1000) : null;
     await this.#apply(job, 'wait', { ...patch, pending_interaction_id: pending.interaction_id, wait_deadline_at: deadline?.toISOString() ?? null });

@@ -1,8 +1,10 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Histories } from '../../daemon/jobs/histories.js';
+import { FolderDocs } from '../../daemon/store/folder-docs.js';
+import { LowdbStore } from '../../daemon/store/lowdb-store.js';
 import type { Interaction } from '../../daemon/jobs/interactions.js';
 
 const round = (id: number, replied: string | null = null): Interaction => ({
@@ -16,13 +18,20 @@ const round = (id: number, replied: string | null = null): Interaction => ({
   idempotency_key: null,
 });
 
+/** The files store's documents, over the run folders in `runs`. */
+async function docsIn(t: Test, runs: string): Promise<FolderDocs> {
+  const store = await LowdbStore.open(runs, () => new Date());
+  t.teardown(() => store.close());
+  return new FolderDocs(store, runs);
+}
+
 t.test('the latest version is read from disk once, then from memory; writes are appended durably', async (t) => {
   const runs = await mkdtemp(join(tmpdir(), 'skilld-histories-'));
   t.teardown(() => rm(runs, { recursive: true, force: true }));
   await mkdir(join(runs, 'job-1'));
   const file = join(runs, 'job-1', 'history.ndjson');
   await writeFile(file, `${JSON.stringify([round(1)])}\n`);
-  const histories = new Histories(runs);
+  const histories = new Histories(await docsIn(t, runs));
 
   t.same(await histories.read('job-1'), [round(1)], 'the stored version');
   await writeFile(file, `${JSON.stringify([round(9)])}\n`);
@@ -49,7 +58,7 @@ t.test('a read that is not remembered, and a read overtaken by a write', async (
   t.teardown(() => rm(runs, { recursive: true, force: true }));
   await mkdir(join(runs, 'job-1'));
   await writeFile(join(runs, 'job-1', 'history.ndjson'), `${JSON.stringify([round(1)])}\n`);
-  const histories = new Histories(runs);
+  const histories = new Histories(await docsIn(t, runs));
   t.same(await histories.read('job-1', false), [round(1)]);
   t.equal(histories.size, 0, 'a finished job is read without being kept');
 
@@ -62,7 +71,7 @@ t.test('a read that is not remembered, and a read overtaken by a write', async (
 t.test('a failed write leaves the remembered version unchanged', async (t) => {
   const runs = await mkdtemp(join(tmpdir(), 'skilld-histories-'));
   t.teardown(() => rm(runs, { recursive: true, force: true }));
-  const histories = new Histories(runs);
+  const histories = new Histories(await docsIn(t, runs));
   t.same(await histories.read('gone'), []);
   await t.rejects(histories.write('gone', [round(1)]), { code: 'ENOENT' }, 'no run folder');
   t.same(await histories.read('gone'), [], 'nothing that is not on disk is served');
