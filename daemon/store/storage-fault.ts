@@ -1,13 +1,16 @@
 import { SkilldError } from '../../rpc/errors.js';
+import { databaseFaultDetail } from './pg/db-faults.js';
 
 /** Error codes of a file system that cannot take a write now: full, over quota, failing, read-only, out of descriptors. */
 const STORAGE_CODES = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EROFS', 'EFBIG', 'EMFILE', 'ENFILE']);
 
-/** Whether `error` is the storage failing rather than a bug: a retry may succeed once it recovers. */
+/**
+ * Whether `error` is the storage failing rather than a bug: a file system that cannot take the
+ * write, or a database that is unreachable or going away. A retry may succeed once it recovers.
+ */
 export function isStorageFault(error: unknown): boolean {
   if (error instanceof SkilldError) return error.code === 'STORAGE_UNAVAILABLE';
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  return typeof code === 'string' && STORAGE_CODES.has(code);
+  return fileSystemFault(error) !== undefined || databaseFaultDetail(error) !== undefined;
 }
 
 /**
@@ -15,7 +18,19 @@ export function isStorageFault(error: unknown): boolean {
  * fault, the error itself otherwise (a bug stays a bug).
  */
 export function asStorageError(error: unknown, what: string): unknown {
-  if (error instanceof SkilldError || !isStorageFault(error)) return error;
-  const code = (error as NodeJS.ErrnoException).code as string;
-  return new SkilldError('STORAGE_UNAVAILABLE', `could not write ${what} (${code}); nothing of this request was kept, and a retry can succeed once the storage recovers`, { cause: error });
+  if (error instanceof SkilldError) return error;
+  const code = fileSystemFault(error);
+  if (code !== undefined) {
+    return new SkilldError('STORAGE_UNAVAILABLE', `could not write ${what} (${code}); nothing of this request was kept, and a retry can succeed once the storage recovers`, { cause: error });
+  }
+  const detail = databaseFaultDetail(error);
+  if (detail !== undefined) {
+    return new SkilldError('STORAGE_UNAVAILABLE', `could not write ${what}: the database is unreachable (${detail}); nothing of this request was kept, and a retry can succeed once it is back`, { cause: error });
+  }
+  return error;
+}
+
+function fileSystemFault(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' && STORAGE_CODES.has(code) ? code : undefined;
 }
