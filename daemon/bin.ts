@@ -40,6 +40,8 @@ Environment:
   SKILLD_CONFIG, SKILLD_SOCKET, SKILLD_STATE_DIR, SKILLD_LOG_LEVEL, SKILLD_LOG_FORMAT
                        the settings of the flags above; a flag wins over its variable
   SKILLD_SKILLS_DIRS   skills folders, colon-separated (as --skills-dir)
+  SKILLD_STORE         where jobs are kept: files (the default) or a PostgreSQL URL (config key store)
+  SKILLD_HOST_ID       this daemon's name in a shared store; default the hostname (config key host_id)
   XDG_CONFIG_HOME, XDG_RUNTIME_DIR, XDG_STATE_HOME, XDG_DATA_HOME
                        where the defaults above live
   NO_COLOR             readable log lines without colours

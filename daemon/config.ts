@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ENGINE_NAMES, type EngineName } from './jobs/job.js';
 
@@ -22,6 +23,10 @@ export interface Config {
   socket: string;
   socket_mode: number;
   state_dir: string;
+  /** Where jobs are kept: `files` (under state_dir) or a PostgreSQL URL shared by several daemons (docs/cluster.md). */
+  store: string;
+  /** This daemon's name among those sharing a store; unique per daemon. */
+  host_id: string;
   skills_dirs: string[];
   max_concurrent: number;
   max_queue: number;
@@ -67,6 +72,8 @@ export async function loadConfig(sources: ConfigSources): Promise<Config> {
   const fromEnv: Raw = {};
   if (env['SKILLD_SOCKET']) fromEnv['socket'] = env['SKILLD_SOCKET'];
   if (env['SKILLD_STATE_DIR']) fromEnv['state_dir'] = env['SKILLD_STATE_DIR'];
+  if (env['SKILLD_STORE']) fromEnv['store'] = env['SKILLD_STORE'];
+  if (env['SKILLD_HOST_ID']) fromEnv['host_id'] = env['SKILLD_HOST_ID'];
   if (env['SKILLD_SKILLS_DIRS']) fromEnv['skills_dirs'] = env['SKILLD_SKILLS_DIRS'].split(':').filter((d) => d !== '');
   if (env['SKILLD_LOG_LEVEL']) fromEnv['log_level'] = env['SKILLD_LOG_LEVEL'];
   if (env['SKILLD_LOG_FORMAT']) fromEnv['log_format'] = env['SKILLD_LOG_FORMAT'];
@@ -85,6 +92,8 @@ function defaults(sources: ConfigSources): Raw {
     socket: runtime ? join(runtime, 'skilld', 'skilld.sock') : `/tmp/skilld-${uid}/skilld.sock`,
     socket_mode: '0600',
     state_dir: join(env['XDG_STATE_HOME'] || join(home, '.local', 'state'), 'skilld'),
+    store: 'files',
+    host_id: hostname(),
     skills_dirs: [join(dataHome, 'skilld', 'skills'), bundledSkillsDir],
     max_concurrent: 4,
     max_queue: 128,
@@ -120,7 +129,10 @@ async function readConfigFile(path: string, required: boolean): Promise<{ values
 /** sun_path is 108 bytes on Linux, the last one for the terminating NUL. */
 const SOCKET_PATH_MAX_BYTES = 107;
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines'];
+/** A host id names the daemon in the shared store and in log lines: short, no spaces. */
+const HOST_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
+
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
@@ -143,10 +155,16 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
   // The kernel would cut a longer path short, and the daemon would listen where no client looks.
   const socketBytes = Buffer.byteLength(socket);
   if (socketBytes > SOCKET_PATH_MAX_BYTES) fail('socket', `is ${socketBytes} bytes long (${socket}); a Unix socket path holds at most ${SOCKET_PATH_MAX_BYTES}`);
+  const store = text('store');
+  if (store !== 'files' && !isPostgresUrl(store)) fail('store', 'must be "files" or a PostgreSQL URL (postgres://user@host/database)');
+  const hostId = text('host_id');
+  if (!HOST_ID.test(hostId)) fail('host_id', 'must be 1 to 255 letters, digits, dots, dashes or underscores, starting with a letter or digit');
   return {
     socket,
     socket_mode: Number.parseInt(modeText, 8),
     state_dir: resolve(text('state_dir')),
+    store,
+    host_id: hostId,
     skills_dirs: (dirs as string[]).map((d) => resolve(d)),
     max_concurrent: int('max_concurrent', 1),
     max_queue: int('max_queue', 0),
@@ -181,6 +199,11 @@ function validateEngines(raw: unknown, fail: (key: string, problem: string) => n
     result[name] = { command: command as string[], env: env as Record<string, string>, profile: profile as EngineConfig['profile'], sticky_recovery: recovery as EngineConfig['sticky_recovery'] };
   }
   return result;
+}
+
+/** The form pg reads: the host may be empty, with the socket folder in `?host=`. */
+function isPostgresUrl(text: string): boolean {
+  return /^postgres(ql)?:\/\/\S*$/.test(text);
 }
 
 function stripUndefined(values: object): Raw {

@@ -11,7 +11,6 @@ import { EngineCatalog } from './engines/info.js';
 import { ProfileProbe } from './engines/probe.js';
 import { runShort } from './process/run-short.js';
 import { Faults } from './faults.js';
-import { EventLog } from './jobs/events.js';
 import { Supervisor } from './jobs/supervisor.js';
 import { JobQueries } from './jobs/queries.js';
 import type { Logger } from './logger.js';
@@ -22,8 +21,7 @@ import { notifySystemd } from './notify.js';
 import { SkillRegistry } from './skills/registry.js';
 import { SkillWatcher } from './skills/watch.js';
 import { SlotPool } from './slots/pool.js';
-import { FolderDocs } from './store/folder-docs.js';
-import { LowdbStore } from './store/lowdb-store.js';
+import { openStorage } from './store/open-store.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The package root, where `package.json` and the bundled `skills/` live (two levels above this file, built or not). */
@@ -49,15 +47,13 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const version = await readVersion();
   const runsDir = join(config.state_dir, 'runs');
   await mkdir(runsDir, { recursive: true, mode: 0o700 });
-  const store = await LowdbStore.open(config.state_dir, () => clock.now());
+  const { store, docs, events } = await openStorage(config, runsDir, clock, logger, version);
   for (const notice of store.notices) logger.error({ ...notice }, 'state problem found at start');
   const skills = new SkillRegistry(config.skills_dirs);
   await skills.loadAll();
-  const events = new EventLog(runsDir, clock);
   const pool = new SlotPool(config.max_concurrent);
   const engines = new EngineCatalog(config.engines, definedEnv(process.env));
   const probe = new ProfileProbe(config.engines, (name) => engines.envFor(name), runShort);
-  const docs = new FolderDocs(store, runsDir);
   const queries = new JobQueries(store, docs, runsDir);
   const supervisor = new Supervisor({
     store, docs, events, pool, clock, logger, skills, config, queries,

@@ -155,7 +155,7 @@ export class EventLog implements JobEvents {
 }
 
 /** The newest lines whose total stays within `maxBytes`. */
-function keepNewest(lines: string[], maxBytes: number): string[] {
+export function keepNewest(lines: string[], maxBytes: number): string[] {
   let bytes = 0;
   let first = lines.length;
   while (first > 0) {

@@ -27,7 +27,7 @@ export class JobBases {
   async of(job: Job): Promise<JobBasis> {
     let basis = this.#bases.get(job.job_id);
     if (basis === undefined) {
-      const [skill, request] = await Promise.all([this.#docs.skillDir(job).then((dir) => loadSkill(dir, job.skill_id)), this.#docs.request(job.job_id)]);
+      const [skill, request] = await Promise.all([this.#docs.prepare(job).then((dir) => loadSkill(dir, job.skill_id)), this.#docs.request(job.job_id)]);
       basis = { skill, request: { input: request.input, parameter: request.parameter } };
       this.#bases.set(job.job_id, basis);
     }

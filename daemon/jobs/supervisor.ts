@@ -217,6 +217,7 @@ export class Supervisor {
       return;
     }
     const folder = this.runFolder(jobId);
+    await this.#d.docs.prepare(job);
     const { skill, request } = await this.#bases.of(job);
     const adapter = ENGINES[job.engine];
     const history = job.execution_mode === 'interactive' ? await this.#histories.read(jobId) : [];

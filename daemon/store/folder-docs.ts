@@ -34,7 +34,8 @@ export class FolderDocs implements JobDocs {
     return this.#folder(jobId).readRequest<StoredRequest>();
   }
 
-  async skillDir(job: Job): Promise<string> {
+  /** Made whole when the job was created. */
+  async prepare(job: Job): Promise<string> {
     return this.#folder(job.job_id).skillDir;
   }
 

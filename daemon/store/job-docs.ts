@@ -36,8 +36,12 @@ export interface JobDocs {
   /** Stores a new job with its documents, all or nothing: the job exists once this resolves. */
   create(job: Job, docs: NewJobDocs): Promise<void>;
   request(jobId: string): Promise<StoredRequest>;
-  /** A folder on this host holding the job's skill snapshot, its SKILL.md pointing at this host's artifacts folder. */
-  skillDir(job: Job): Promise<string>;
+  /**
+   * Makes the job's run folder on this host ready for a turn: its workspace, and its skill
+   * snapshot with a SKILL.md that points at this host's artifacts folder. Returns the snapshot's
+   * folder. Cheap once done.
+   */
+  prepare(job: Job): Promise<string>;
   /** The latest version of the interaction rounds. */
   history(jobId: string): Promise<Interaction[]>;
   /** Stores a new version of the rounds; `exists` says a version was stored before. */

@@ -22,8 +22,8 @@ for (const engine of ENGINE_NAMES) {
     t.notOk('__SKILL_DONE__' in result.output, 'the done marker is not a business field');
     const calls = await daemon.engineCalls(job.job_id);
     t.equal(calls.length, 1, 'one engine process ran');
-    const saved = JSON.parse(await readFile(join(daemon.runDir(job.job_id), 'result.json'), 'utf8')) as { status: string };
-    t.equal(saved.status, 'succeeded', 'result.json is written in the run folder');
+    const saved = await daemon.storedDoc<{ status: string }>(job.job_id, 'result');
+    t.equal(saved?.status, 'succeeded', 'the result is stored with the job');
   });
 
   t.test(`${engine}: LC-12 D-2 auto job without the done marker still succeeds`, async (t) => {

@@ -46,7 +46,9 @@ async function resultOf(jobId: string): Promise<{ status: string; output: Record
   return client.request('jobs/result', { job_id: jobId });
 }
 async function resultFile(jobId: string): Promise<{ status: string; warnings: string[]; error: { code: string } | null }> {
-  return JSON.parse(await readFile(join(daemon.runDir(jobId), 'result.json'), 'utf8')) as { status: string; warnings: string[]; error: { code: string } | null };
+  const saved = await daemon.storedDoc<{ status: string; warnings: string[]; error: { code: string } | null }>(jobId, 'result');
+  if (saved === null) throw new Error(`job ${jobId} has no stored result`);
+  return saved;
 }
 
 t.test('LC-1 API-15 API-3 D-5 no ask_user hint (ask_plain): waiting_user with an open_text pending whose id is the attempt (its survival of a restart: interactive-deadline); the reply loop finishes the job', async (t) => {
@@ -146,7 +148,7 @@ t.test('LC-15 API-16 D-7 interactive: no marker + valid output -> succeeded with
   const result = await resultOf(created.job_id);
   t.same(result.output, { greeting: 'soft' }, 'output');
   t.same(result.warnings, ['INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'], 'jobs/result warning');
-  t.same((await resultFile(created.job_id)).warnings, ['INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'], 'result.json warning');
+  t.same((await resultFile(created.job_id)).warnings, ['INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'], 'stored result warning');
   await trail.finished();
   t.ok(trail.of('warning').some((e) => e.data['code'] === 'INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER'), 'warning event');
   t.same(trail.statuses, ['queued', 'running', 'succeeded'], 'never waiting');
@@ -171,7 +173,7 @@ t.test('LC-16 API-17 D-6 D-7 interactive-only (max_attempt 3), a turn that never
   t.equal(done.attempt, 3, `${engine}: at attempt 3`);
   t.equal((await daemon.engineCalls(created.job_id)).length, 3, `${engine}: exactly 3 engine turns`);
   t.match(await resultOf(created.job_id), { status: 'failed', output: null, error: { code: 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED' } }, `${engine}: visible in jobs/result`);
-  t.match(await resultFile(created.job_id), { status: 'failed', error: { code: 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED' } }, `${engine}: and in result.json`);
+  t.match(await resultFile(created.job_id), { status: 'failed', error: { code: 'INTERACTIVE_MAX_ATTEMPT_EXCEEDED' } }, `${engine}: and in the stored result`);
   const history = await client.request<{ interactions: unknown[] }>('jobs/history', { job_id: created.job_id });
   t.equal(history.interactions.length, 2, `${engine}: two answered rounds, no third question`);
 });

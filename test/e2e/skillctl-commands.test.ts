@@ -170,7 +170,7 @@ t.test("retry runs a finished job's request again as a new job", async (t) => {
   t.equal(fresh.hard_timeout_sec, 77);
   t.equal(fresh.model, 'm1');
   t.equal(fresh.status, 'succeeded');
-  const request = async (id: string): Promise<unknown> => JSON.parse(await readFile(join(daemon.runDir(id), 'request.json'), 'utf8'));
+  const request = (id: string): Promise<unknown> => daemon.storedDoc(id, 'request');
   t.same(await request(second), await request(first), 'the same input, parameter and model');
   t.same((await request(second)) as object, { input: { scenario: 'ok', emit: { greeting: 'again' } }, parameter: { tone: 'dry' }, model: 'm1' });
 

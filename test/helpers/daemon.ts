@@ -4,7 +4,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
+import pg from 'pg';
 import { RpcCallError, RpcClient } from '../../rpc/client.js';
+import { startThrowawayPostgres, type ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const DAEMON_BIN = join(ROOT, 'dist', 'daemon', 'bin.js');
@@ -22,6 +24,38 @@ export interface DaemonOptions {
   /** The socket path; `<dir>/skilld.sock` otherwise. */
   socket?: string;
   env?: Record<string, string>;
+  /**
+   * Where the daemon keeps jobs: `files`, or `postgres` (a database of its own in this process's
+   * throwaway cluster, kept across restarts in the same folder). Default: `SKILLD_TEST_STORE`,
+   * else `files`; a `store` in `config` wins.
+   */
+  store?: 'files' | 'postgres';
+}
+
+/** The store the tests run against when a test does not choose (`SKILLD_TEST_STORE=postgres` runs the suites on PostgreSQL). */
+export const TEST_STORE: 'files' | 'postgres' = process.env['SKILLD_TEST_STORE'] === 'postgres' ? 'postgres' : 'files';
+
+/** For tests of the files store's own files (state.json, the journal): skipped when the suites run on PostgreSQL. */
+export const FILES_ONLY: string | false = TEST_STORE === 'files' ? false : 'checks the files store\'s own files';
+
+let cluster: Promise<ThrowawayPostgres | string> | null = null;
+
+/** This process's throwaway PostgreSQL, started on first use; a string says why there is none. */
+export function testPostgres(): Promise<ThrowawayPostgres | string> {
+  cluster ??= startThrowawayPostgres();
+  return cluster;
+}
+
+/** The store URL of the daemon in `dir`: the one it had before (a restart), else a new database. */
+async function postgresUrl(dir: string): Promise<string> {
+  const file = join(dir, 'store-url');
+  const known = await readFile(file, 'utf8').catch(() => null);
+  if (known !== null) return known;
+  const pg = await testPostgres();
+  if (typeof pg === 'string') throw new Error(`the tests asked for a PostgreSQL store, but there is none: ${pg}`);
+  const url = await pg.createDatabase('daemon');
+  await writeFile(file, url);
+  return url;
 }
 
 /** A real daemon process on a socket in a temp folder, with the fake engines configured. */
@@ -43,8 +77,10 @@ export class TestDaemon {
 
   static async start(options: DaemonOptions = {}): Promise<TestDaemon> {
     const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'skilld-test-')));
+    const store = (options.store ?? TEST_STORE) === 'postgres' ? { store: await postgresUrl(dir) } : {};
     const config = {
       engines: Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [join(FIXTURES, `fake-${name}.mjs`)] }])),
+      ...store,
       ...options.config,
     };
     await writeFile(join(dir, 'config.json'), JSON.stringify(config));
@@ -120,6 +156,23 @@ export class TestDaemon {
 
   runDir(jobId: string): string {
     return join(this.stateDir, 'runs', jobId);
+  }
+
+  /** A job's stored result or request, wherever this daemon's store keeps it: its run folder, or the database. */
+  async storedDoc<T>(jobId: string, name: 'result' | 'request'): Promise<T | null> {
+    const url = await readFile(join(this.dir, 'store-url'), 'utf8').catch(() => null);
+    if (url === null) {
+      const text = await readFile(join(this.runDir(jobId), `${name}.json`), 'utf8').catch(() => null);
+      return text === null ? null : (JSON.parse(text) as T);
+    }
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<Record<string, T | null>>(`SELECT ${name} FROM skilld.job_docs WHERE job_id = $1`, [jobId]);
+      return rows[0]?.[name] ?? null;
+    } finally {
+      await client.end();
+    }
   }
 
   /** The fake engine's record of every invocation in this job's workspace. */

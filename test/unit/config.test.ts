@@ -1,6 +1,6 @@
 import t from 'tap';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, defaultConfigPath, loadConfig, type ConfigSources } from '../../daemon/config.js';
 
@@ -39,6 +39,8 @@ t.test('defaults without any XDG variables', async (t) => {
     socket: '/tmp/skilld-1234/skilld.sock',
     socket_mode: 0o600,
     state_dir: '/home/alice/.local/state/skilld',
+    store: 'files',
+    host_id: hostname(),
     skills_dirs: ['/home/alice/.local/share/skilld/skills', BUNDLED],
     max_concurrent: 4,
     max_queue: 128,
@@ -303,6 +305,17 @@ t.test('log_format: auto by default; json or pretty from the file, SKILLD_LOG_FO
   t.equal((await loadConfig(sources({ env: { SKILLD_LOG_FORMAT: 'pretty' } }))).log_format, 'pretty');
   t.equal((await loadConfig(sources({ env: { SKILLD_LOG_FORMAT: 'pretty' }, flags: { log_format: 'json' } }))).log_format, 'json');
   t.match(await configError(loadConfig(sources({ flags: { config: await configFile({ log_format: 'text' }) } }))), /"log_format" must be one of auto, json, pretty/);
+});
+
+t.test('store: files by default, or a PostgreSQL URL; host_id: the hostname, or a name of letters, digits, dots, dashes', async (t) => {
+  const url = 'postgres://skilld@%2Frun%2Fpostgresql/skilld';
+  t.equal((await loadConfig(sources({ flags: { config: await configFile({ store: url, host_id: 'web-1.example' }) } }))).store, url);
+  t.equal((await loadConfig(sources({ env: { SKILLD_STORE: 'postgresql://db.example/skilld' } }))).store, 'postgresql://db.example/skilld');
+  t.equal((await loadConfig(sources({ env: { SKILLD_HOST_ID: 'b' } }))).host_id, 'b');
+  t.match(await configError(loadConfig(sources({ flags: { config: await configFile({ store: 'sqlite:///var/lib/x.db' }) } }))), /"store" must be "files" or a PostgreSQL URL/);
+  t.match(await configError(loadConfig(sources({ env: { SKILLD_STORE: 'postgres://has a space' } }))), /"store" must be "files" or a PostgreSQL URL/);
+  t.match(await configError(loadConfig(sources({ flags: { config: await configFile({ host_id: 'two words' }) } }))), /"host_id" must be 1 to 255 letters/);
+  t.match(await configError(loadConfig(sources({ flags: { config: await configFile({ host_id: '-a' }) } }))), /"host_id" must be/);
 });
 
 t.test('the default config file: $XDG_CONFIG_HOME/skilld/config.json, else ~/.config/skilld/config.json', async (t) => {

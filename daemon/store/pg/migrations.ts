@@ -1,0 +1,94 @@
+import type { Pool, PoolClient } from './pool.js';
+import { inTransaction } from './pool.js';
+
+/** One step of the schema; steps are applied in order and never edited once released. */
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** The schema is `skilld`, so that the database can hold other things too. Ids and times compare as bytes ("C"), as in the files store. */
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'jobs, documents, events, processes',
+    sql: `
+      CREATE TABLE skilld.jobs (
+        job_id text COLLATE "C" PRIMARY KEY,
+        status text NOT NULL,
+        skill_id text NOT NULL,
+        created_at text COLLATE "C" NOT NULL,
+        last_seq integer NOT NULL DEFAULT 0,
+        doc json NOT NULL
+      );
+      CREATE INDEX jobs_by_creation ON skilld.jobs (created_at, job_id);
+      CREATE INDEX jobs_active ON skilld.jobs (created_at, job_id) WHERE status IN ('queued', 'running', 'waiting_user');
+      CREATE TABLE skilld.job_docs (
+        job_id text COLLATE "C" PRIMARY KEY REFERENCES skilld.jobs ON DELETE CASCADE,
+        request json NOT NULL,
+        history json NOT NULL DEFAULT '[]',
+        pending json,
+        result json
+      );
+      CREATE TABLE skilld.job_files (
+        job_id text COLLATE "C" NOT NULL REFERENCES skilld.jobs ON DELETE CASCADE,
+        path text NOT NULL,
+        bytes bytea NOT NULL,
+        PRIMARY KEY (job_id, path)
+      );
+      CREATE TABLE skilld.events (
+        job_id text COLLATE "C" NOT NULL REFERENCES skilld.jobs ON DELETE CASCADE,
+        seq integer NOT NULL,
+        ts text NOT NULL,
+        type text NOT NULL,
+        data json,
+        PRIMARY KEY (job_id, seq)
+      );
+      CREATE TABLE skilld.processes (
+        host_id text NOT NULL,
+        pid integer NOT NULL,
+        job_id text COLLATE "C" NOT NULL,
+        pgid integer NOT NULL,
+        start_time text NOT NULL,
+        PRIMARY KEY (host_id, pid)
+      );`,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+
+/** The database was set up by a newer daemon: this one would misread it. Start-up stops. */
+export class SchemaVersionError extends Error {
+  override readonly name = 'SchemaVersionError';
+}
+
+/** An arbitrary constant: daemons starting together take turns to migrate. */
+const MIGRATION_LOCK = 0x736b6c64;
+
+/**
+ * Brings the schema to this daemon's version in one transaction (PostgreSQL's DDL is
+ * transactional: a failed step leaves nothing behind). Returns the versions applied.
+ */
+export function migrate(pool: Pool, daemonVersion: string): Promise<number[]> {
+  return inTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await client.query('CREATE SCHEMA IF NOT EXISTS skilld');
+    await client.query(`CREATE TABLE IF NOT EXISTS skilld.schema_migrations (
+      version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), daemon_version text NOT NULL)`);
+    const current = await currentVersion(client);
+    if (current > SCHEMA_VERSION) throw new SchemaVersionError(`the database schema is version ${current}, newer than this daemon's (${SCHEMA_VERSION}); run a skilld of that version or later`);
+    const applied: number[] = [];
+    for (const step of MIGRATIONS.filter((m) => m.version > current)) {
+      await client.query(step.sql);
+      await client.query('INSERT INTO skilld.schema_migrations (version, name, daemon_version) VALUES ($1, $2, $3)', [step.version, step.name, daemonVersion]);
+      applied.push(step.version);
+    }
+    return applied;
+  });
+}
+
+async function currentVersion(client: PoolClient): Promise<number> {
+  const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM skilld.schema_migrations');
+  return rows[0]?.version ?? 0;
+}

@@ -1,0 +1,143 @@
+import type { Clock, Timer } from '../../clock.js';
+import { keepNewest, MAX_UNWRITTEN_EVENT_BYTES, type EventListener, type JobEventRecord, type JobEvents, type JobEventType } from '../../jobs/events.js';
+import { inTransaction, type Pool } from './pool.js';
+
+/** An event waiting to be stored: it gets its number when it is. */
+interface Unstored {
+  ts: string;
+  type: JobEventType;
+  /** The data as JSON text. */
+  data: string;
+}
+
+interface JobQueue {
+  buffered: Unstored[];
+  scheduled: boolean;
+  tail: Promise<void>;
+  /** The job is finished: the queue goes once nothing is left to store. */
+  closed: boolean;
+}
+
+/** How long events wait before another try when the database did not take them. */
+const RETRY_MS = 1000;
+
+/**
+ * Jobs' events in PostgreSQL. An event is numbered when it is stored, by its job's row, in the
+ * transaction that stores it: numbers have no gaps whichever daemon writes, and a write that
+ * fails leaves no number behind. Listeners hear an event once it is stored; events emitted while
+ * a write is in flight go together in the next one, and events the database did not take wait in
+ * memory (up to MAX_UNWRITTEN_EVENT_BYTES per job) for another try.
+ */
+export class PgEvents implements JobEvents {
+  readonly #pool: Pool;
+  readonly #clock: Clock;
+  readonly #queues = new Map<string, JobQueue>();
+  readonly #listeners = new Set<EventListener>();
+  #retry: Timer | null = null;
+
+  constructor(pool: Pool, clock: Clock) {
+    this.#pool = pool;
+    this.#clock = clock;
+  }
+
+  /** Numbers come from the store: nothing to pick up. */
+  async prime(): Promise<void> {}
+
+  emit(jobId: string, type: JobEventType, data: unknown): void {
+    const queue = this.#queue(jobId);
+    queue.buffered.push({ ts: this.#clock.now().toISOString(), type, data: JSON.stringify(data ?? null) });
+    this.#schedule(jobId, queue);
+  }
+
+  listen(listener: EventListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async replay(jobId: string, afterSeq: number): Promise<JobEventRecord[]> {
+    await this.#queues.get(jobId)?.tail;
+    const { rows } = await this.#pool.query<{ seq: number; ts: string; type: JobEventType; data: unknown }>(
+      'SELECT seq, ts, type, data FROM skilld.events WHERE job_id = $1 AND seq > $2 ORDER BY seq',
+      [jobId, afterSeq],
+    );
+    return rows.map((row) => ({ job_id: jobId, ...row }));
+  }
+
+  /** Forgets a finished job once its events are stored; events the database did not take yet are kept for the next try. */
+  async close(jobId: string): Promise<void> {
+    const queue = this.#queues.get(jobId);
+    if (queue === undefined) return;
+    queue.closed = true;
+    if (queue.buffered.length > 0) this.#schedule(jobId, queue);
+    await queue.tail;
+    this.#forgetIfDone(jobId, queue);
+  }
+
+  async closeAll(): Promise<void> {
+    this.#retry?.cancel();
+    this.#retry = null;
+    await Promise.all([...this.#queues.keys()].map((id) => this.close(id)));
+  }
+
+  #queue(jobId: string): JobQueue {
+    let queue = this.#queues.get(jobId);
+    if (queue === undefined) {
+      queue = { buffered: [], scheduled: false, tail: Promise.resolve(), closed: false };
+      this.#queues.set(jobId, queue);
+    }
+    return queue;
+  }
+
+  #schedule(jobId: string, queue: JobQueue): void {
+    if (queue.scheduled) return;
+    queue.scheduled = true;
+    queue.tail = queue.tail.then(() => this.#write(jobId, queue));
+  }
+
+  async #write(jobId: string, queue: JobQueue): Promise<void> {
+    queue.scheduled = false;
+    const batch = queue.buffered;
+    queue.buffered = [];
+    if (batch.length === 0) return;
+    let stored: JobEventRecord[];
+    try {
+      stored = await inTransaction(this.#pool, (client) => storeBatch(client, jobId, batch));
+    } catch {
+      const kept = keepNewest([...batch, ...queue.buffered].map((event) => JSON.stringify(event)), MAX_UNWRITTEN_EVENT_BYTES);
+      queue.buffered = kept.map((line) => JSON.parse(line) as Unstored);
+      this.#retryLater();
+      return;
+    }
+    for (const event of stored) for (const listener of this.#listeners) listener(event);
+    this.#forgetIfDone(jobId, queue);
+  }
+
+  #forgetIfDone(jobId: string, queue: JobQueue): void {
+    if (queue.closed && queue.buffered.length === 0 && !queue.scheduled && this.#queues.get(jobId) === queue) this.#queues.delete(jobId);
+  }
+
+  #retryLater(): void {
+    if (this.#retry !== null) return;
+    this.#retry = this.#clock.setTimer(RETRY_MS, () => {
+      this.#retry = null;
+      for (const [jobId, queue] of this.#queues) if (queue.buffered.length > 0) this.#schedule(jobId, queue);
+    });
+  }
+}
+
+/** Numbers the batch from the job's row and stores it; a job that is not stored takes no events. */
+async function storeBatch(client: { query: Pool['query'] }, jobId: string, batch: readonly Unstored[]): Promise<JobEventRecord[]> {
+  const { rows } = await client.query<{ last_seq: number }>('UPDATE skilld.jobs SET last_seq = last_seq + $2 WHERE job_id = $1 RETURNING last_seq', [jobId, batch.length]);
+  const last = rows[0]?.last_seq;
+  if (last === undefined) return [];
+  const first = last - batch.length + 1;
+  const records = batch.map((event, i) => ({ job_id: jobId, seq: first + i, ts: event.ts, type: event.type, data: JSON.parse(event.data) as unknown }));
+  await client.query('INSERT INTO skilld.events (job_id, seq, ts, type, data) SELECT $1, * FROM unnest($2::integer[], $3::text[], $4::text[], $5::json[])', [
+    jobId,
+    records.map((r) => r.seq),
+    batch.map((e) => e.ts),
+    batch.map((e) => e.type),
+    batch.map((e) => e.data),
+  ]);
+  return records;
+}

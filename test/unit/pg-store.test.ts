@@ -1,0 +1,206 @@
+// The PostgreSQL store against a real throwaway server: the schema and its versions, the same
+// job semantics as the files store, documents stored all or nothing, a skill snapshot written out
+// per host, and events numbered without gaps by whichever daemon writes them.
+import t, { type Test } from 'tap';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Clock } from '../../daemon/clock.js';
+import type { JobEventRecord } from '../../daemon/jobs/events.js';
+import type { Job } from '../../daemon/jobs/job.js';
+import { RunFolder } from '../../daemon/jobs/run-folder.js';
+import { createLogger } from '../../daemon/logger.js';
+import { LowdbStore } from '../../daemon/store/lowdb-store.js';
+import { migrate, SCHEMA_VERSION, SchemaVersionError } from '../../daemon/store/pg/migrations.js';
+import type { JobDocs } from '../../daemon/store/job-docs.js';
+import { PgDocs } from '../../daemon/store/pg/pg-docs.js';
+import { PgEvents } from '../../daemon/store/pg/pg-events.js';
+import { PgStore } from '../../daemon/store/pg/pg-store.js';
+import { openPool, type Pool } from '../../daemon/store/pg/pool.js';
+import type { Store } from '../../daemon/store/store.js';
+import { testPostgres } from '../helpers/daemon.js';
+import type { ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';
+
+const started = await testPostgres();
+const skip = typeof started === 'string' ? started : false;
+const postgres = started as ThrowawayPostgres;
+if (typeof started !== 'string') t.teardown(() => postgres.stop());
+
+const logger = createLogger('silent');
+const clock: Clock = { now: () => new Date(), setTimer: (ms, callback) => {
+  const handle = setTimeout(callback, ms);
+  return { cancel: () => clearTimeout(handle) };
+} };
+
+/** A migrated database of its own, and a pool on it that the test closes. */
+async function database(t: Test): Promise<{ url: string; pool: Pool }> {
+  const url = await postgres.createDatabase('store');
+  const pool = poolOn(t, url);
+  await migrate(pool, 'test');
+  return { url, pool };
+}
+
+function poolOn(t: Test, url: string): Pool {
+  const pool = openPool(url, logger);
+  t.teardown(() => (pool.ended ? undefined : pool.end()));
+  return pool;
+}
+
+async function tempDir(t: Test): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'skilld-pg-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function makeJob(n: number, overrides: Partial<Job> = {}): Job {
+  const created = new Date(Date.UTC(2025, 0, 1, 0, 0, n)).toISOString();
+  return {
+    job_id: `job-${String(n).padStart(4, '0')}`, skill_id: 'echo-auto', skill_version: '1.0.0', engine: 'codex', execution_mode: 'auto', status: 'queued',
+    interactive_require_user_reply: true, session_timeout_sec: 1200, hard_timeout_sec: 3600, model: null, interactive_profile: null, attempt: 0, max_attempt: null,
+    pending_interaction_id: null, wait_deadline_at: null, session_handle: null, warnings: [], error: null,
+    created_at: created, updated_at: created, started_at: null, finished_at: null, ...overrides,
+  };
+}
+
+t.test('migrations: applied once, by one of several daemons starting together; a newer schema is refused', { skip }, async (t) => {
+  const url = await postgres.createDatabase('migrate');
+  const pools = [poolOn(t, url), poolOn(t, url), poolOn(t, url)];
+  const applied = await Promise.all(pools.map((pool) => migrate(pool, 'test')));
+  t.same(applied.flat().sort(), Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1), 'each version applied exactly once');
+  t.same(await migrate(pools[0] as Pool, 'test'), [], 'nothing left to apply');
+  const { rows } = await (pools[0] as Pool).query<{ daemon_version: string }>('SELECT daemon_version FROM skilld.schema_migrations');
+  t.same(rows.map((r) => r.daemon_version), Array(SCHEMA_VERSION).fill('test'), 'each step names the daemon that applied it');
+  await (pools[0] as Pool).query("INSERT INTO skilld.schema_migrations (version, name, daemon_version) VALUES ($1, 'from the future', '9.9.9')", [SCHEMA_VERSION + 1]);
+  await t.rejects(migrate(pools[1] as Pool, 'test'), SchemaVersionError, 'a daemon older than the schema refuses it');
+});
+
+// The semantics the supervisor and the API rely on, checked on both stores with the same steps.
+const STORES: Array<[string, (t: Test) => Promise<Store>]> = [
+  ['files', async (t) => {
+    const store = await LowdbStore.open(await tempDir(t), () => new Date());
+    t.teardown(() => store.close());
+    return store;
+  }],
+  ['postgres', async (t) => new PgStore((await database(t)).pool, 'host-a')],
+];
+
+for (const [name, open] of STORES) {
+  t.test(`${name}: jobs read back, listed newest first in pages, filtered, counted; processes kept`, { skip: name === 'postgres' ? skip : false }, async (t) => {
+    const store = await open(t);
+    t.equal(await store.getJob('job-0001'), undefined);
+    t.equal(await store.hasJob('job-0001'), false);
+    const jobs = [makeJob(1, { status: 'succeeded' }), makeJob(2, { skill_id: 'other', status: 'running' }), makeJob(3, { status: 'waiting_user' }), makeJob(4, { skill_id: 'other' }), makeJob(5, { status: 'failed', error: { code: 'OUTPUT_INVALID', message: 'bad' } })];
+    for (const job of jobs) await store.putJob(job);
+    t.same(await store.getJob('job-0003'), jobs[2]);
+    t.equal(await store.hasJob('job-0003'), true);
+    const ids = (list: { jobs: Job[] }): string[] => list.jobs.map((j) => j.job_id);
+    const page1 = await store.listJobs({ limit: 2 });
+    t.same([ids(page1), page1.next], [['job-0005', 'job-0004'], 'job-0004']);
+    const page2 = await store.listJobs({ limit: 2, before: 'job-0004' });
+    t.same([ids(page2), page2.next], [['job-0003', 'job-0002'], 'job-0002']);
+    t.same((await store.listJobs({ limit: 5 })).next, null, 'an exactly full page has no next');
+    t.same(ids(await store.listJobs({ limit: 10, skill_id: 'other' })), ['job-0004', 'job-0002']);
+    t.same(ids(await store.listJobs({ limit: 10, status: 'failed' })), ['job-0005']);
+    t.same(ids(await store.listJobs({ limit: 10, id_prefix: 'job-000' })), ['job-0005', 'job-0004', 'job-0003', 'job-0002', 'job-0001']);
+    t.same(ids(await store.listJobs({ limit: 10, id_prefix: 'job-0003' })), ['job-0003']);
+    t.same(ids(await store.listJobs({ limit: 10, id_prefix: 'job-1' })), []);
+    t.same((await store.activeJobs()).map((j) => j.job_id), ['job-0002', 'job-0003', 'job-0004'], 'active jobs, oldest first');
+    t.same(await store.countByStatus(), { queued: 1, running: 1, waiting_user: 1, succeeded: 1, failed: 1, canceled: 0 });
+    await store.putJob({ ...(jobs[1] as Job), status: 'canceled', finished_at: '2025-01-02T00:00:00.000Z' });
+    t.same(await store.countByStatus(), { queued: 1, running: 0, waiting_user: 1, succeeded: 1, failed: 1, canceled: 1 }, 'a move counts once');
+    t.equal((await store.getJob('job-0002'))?.status, 'canceled');
+    await store.putProcess({ job_id: 'job-0003', pid: 4242, pgid: 4242, start_time: '123' });
+    await store.putProcess({ job_id: 'job-0004', pid: 4343, pgid: 4343, start_time: '456' });
+    await store.removeProcess(4343);
+    await store.removeProcess(9999);
+    t.same(await store.processes(), [{ job_id: 'job-0003', pid: 4242, pgid: 4242, start_time: '123' }]);
+  });
+}
+
+t.test('postgres: key order of a stored job is kept; process records belong to their host', { skip }, async (t) => {
+  const { pool } = await database(t);
+  const a = new PgStore(pool, 'host-a');
+  const b = new PgStore(pool, 'host-b');
+  const job = makeJob(1);
+  await a.putJob(job);
+  t.same(Object.keys((await b.getJob(job.job_id)) as Job), Object.keys(job), 'the record reads back as written, for every daemon');
+  await a.putProcess({ job_id: job.job_id, pid: 10, pgid: 10, start_time: '1' });
+  await b.putProcess({ job_id: job.job_id, pid: 10, pgid: 10, start_time: '2' });
+  t.same((await a.processes()).map((p) => p.start_time), ['1']);
+  t.same((await b.processes()).map((p) => p.start_time), ['2'], 'the same pid on another host is another process');
+});
+
+t.test('postgres documents: a job is stored with its request and skill, or not at all; rounds, pending and result read back', { skip }, async (t) => {
+  const { pool } = await database(t);
+  const runs = await tempDir(t);
+  const docs: JobDocs = new PgDocs(pool, runs);
+  const store = new PgStore(pool, 'host-a');
+  const job = makeJob(1, { execution_mode: 'interactive' });
+  const skillFiles = new Map([['SKILL.md', Buffer.from('# Echo\nSay it back.\n')], ['assets/runner.json', Buffer.from('{"id":"echo-auto"}')], ['assets/bin.dat', Buffer.from([0, 255, 1])]]);
+  await docs.create(job, { request: { input: { text: 'hi' }, parameter: {}, model: null }, skillFiles });
+  t.same(await store.getJob(job.job_id), job);
+  t.same(await docs.request(job.job_id), { input: { text: 'hi' }, parameter: {}, model: null });
+  await t.rejects(docs.create(job, { request: { input: {}, parameter: {}, model: null }, skillFiles }), { code: '23505' }, 'the same id twice is refused');
+  const broken = makeJob(2);
+  await t.rejects(docs.create(broken, { request: { input: {}, parameter: {}, model: null }, skillFiles: new Map([['SKILL.md', 'not bytes' as unknown as Buffer], ['x', null as unknown as Buffer]]) }));
+  t.equal(await store.hasJob(broken.job_id), false, 'a create that failed half-way left no job');
+
+  t.same(await docs.history(job.job_id), []);
+  const round = { interaction_id: 1, prompt: 'Which?', kind: 'open_text', response: null, resolution_mode: null, asked_at: 'x', replied_at: null, idempotency_key: null };
+  await docs.putHistory(job.job_id, [round], false);
+  t.same(await docs.history(job.job_id), [round]);
+  t.equal(await docs.pending(job.job_id), null);
+  await docs.putPending(job.job_id, { interaction_id: 1, kind: 'open_text', prompt: 'Which?' } as never);
+  t.match(await docs.pending(job.job_id), { interaction_id: 1, prompt: 'Which?' });
+  await docs.putResult({ job_id: job.job_id, status: 'succeeded', output: { ok: true }, warnings: [], error: null });
+  t.same(await docs.result(job.job_id), { job_id: job.job_id, status: 'succeeded', output: { ok: true }, warnings: [], error: null });
+  await t.rejects(docs.putResult({ job_id: 'job-9999', status: 'failed', output: null, warnings: [], error: null }), /no documents/, 'a job that does not exist takes no result');
+
+  const skillDir = await docs.prepare(job);
+  const folder = new RunFolder(runs, job.job_id);
+  t.equal(skillDir, folder.skillDir);
+  t.match(await readFile(folder.skillMd, 'utf8'), new RegExp(`^# Echo\\nSay it back\\.\\n[\\s\\S]*${folder.artifactsDir.replace(/[/.]/g, '\\$&')}`), 'SKILL.md written out, pointing at this host\'s artifacts folder');
+  t.same([...(await readFile(join(skillDir, 'assets', 'bin.dat')))], [0, 255, 1], 'other files byte for byte');
+  t.equal(await docs.prepare(job), skillDir, 'a second prepare finds it in place');
+});
+
+t.test('postgres events: numbered per job without gaps across daemons, heard once stored, replayed in order', { skip }, async (t) => {
+  const { pool, url } = await database(t);
+  const other = poolOn(t, url);
+  const store = new PgStore(pool, 'host-a');
+  const job = makeJob(1);
+  await store.putJob(job);
+  const a = new PgEvents(pool, clock);
+  const b = new PgEvents(other, clock);
+  const heard: JobEventRecord[] = [];
+  a.listen((event) => heard.push(event));
+  b.listen((event) => heard.push(event));
+  for (let i = 0; i < 30; i += 1) (i % 2 === 0 ? a : b).emit(job.job_id, 'output', { i });
+  await Promise.all([a.close(job.job_id), b.close(job.job_id)]);
+  const replay = await a.replay(job.job_id, 0);
+  t.same(replay.map((e) => e.seq), Array.from({ length: 30 }, (_, i) => i + 1), 'one sequence, no gap, no repeat');
+  t.same(heard.map((e) => e.seq).sort((x, y) => x - y), replay.map((e) => e.seq), 'every event heard once, after it was stored');
+  t.same((await b.replay(job.job_id, 28)).map((e) => e.data), replay.slice(28).map((e) => e.data));
+  t.same(replay.filter((e) => e.job_id === job.job_id).length, 30);
+  a.emit('job-9999', 'output', {});
+  await a.close('job-9999');
+  t.same(await a.replay('job-9999', 0), [], 'a job that is not stored takes no events');
+});
+
+t.test('postgres events: emitted while the database is down, stored once it is back', { skip }, async (t) => {
+  const { pool } = await database(t);
+  await new PgStore(pool, 'host-a').putJob(makeJob(1));
+  const events = new PgEvents(pool, clock);
+  const heard: number[] = [];
+  events.listen((event) => heard.push(event.seq));
+  events.emit('job-0001', 'status_changed', { from: null, to: 'queued' });
+  await events.replay('job-0001', 0);
+  await postgres.crash();
+  events.emit('job-0001', 'output', { line: 'while down' });
+  await postgres.restart();
+  const stored = new Promise<void>((resolve) => events.listen((event) => (event.seq === 2 ? resolve() : undefined)));
+  await stored;
+  t.same((await events.replay('job-0001', 0)).map((e) => [e.seq, e.type]), [[1, 'status_changed'], [2, 'output']]);
+  t.same(heard, [1, 2]);
+  await events.closeAll();
+});
