@@ -16,7 +16,7 @@ import { Deadlines } from './deadlines.js';
 import { Histories } from './histories.js';
 import type { JobEvents } from './events.js';
 import { decideTurn, type GateDecision, type Pending } from './gate.js';
-import { autoDecideResponse, isRepeatedReply, nextInteractionId, pendingKind, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
+import { autoDecideResponse, nextInteractionId, pendingKind, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
 import { boundError, type EngineName, type InteractiveProfile, type Job } from './job.js';
 import { JobBases } from './job-bases.js';
 import { JobTasks } from './job-tasks.js';
@@ -28,8 +28,9 @@ import type { JobQueries } from './queries.js';
 import type { RunFolder } from './run-folder.js';
 import { SettleWaiters } from './settle-waiters.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
-import { checkReply, planTurn } from './turn-plan.js';
-import { APPROVAL_KIND, approvalPending, checkApprovalReply, decisionOf } from './approvals.js';
+import { planTurn } from './turn-plan.js';
+import { checkReplyRequest, type ReplyParams } from './reply-check.js';
+import { APPROVAL_KIND, approvalPending, decisionOf } from './approvals.js';
 import { rescueOf } from './sticky-rescue.js';
 import type { StickySession } from './sticky-session.js';
 import type { TurnHandle, TurnReport } from './turn.js';
@@ -49,14 +50,6 @@ export interface SupervisorDeps {
   queries: JobQueries;
   engineEnv(name: EngineName, live?: boolean): Record<string, string>;
   profileFor(name: EngineName): Promise<InteractiveProfile>;
-}
-
-/** `jobs/reply` params after shape validation. */
-export interface ReplyParams {
-  job_id: string;
-  interaction_id: number;
-  response: unknown;
-  idempotency_key?: string;
 }
 
 /**
@@ -370,17 +363,9 @@ export class Supervisor {
 
   async #reply(params: ReplyParams): Promise<{ job_id: string; status: string; accepted: true }> {
     const job = await this.get(params.job_id);
-    if (job.execution_mode !== 'interactive') throw new SkilldError('JOB_NOT_INTERACTIVE', `job ${job.job_id} runs in auto mode and takes no replies`);
-    const history = await this.#histories.read(job.job_id, !isTerminal(job.status));
-    if (isRepeatedReply(history, params.idempotency_key, params.response)) return { job_id: job.job_id, status: job.status, accepted: true };
-    if (job.status !== 'waiting_user') throw new SkilldError('JOB_NOT_WAITING', `job ${job.job_id} is ${job.status}, not waiting_user`);
-    if (params.interaction_id !== job.pending_interaction_id) {
-      throw new SkilldError('INTERACTION_STALE', `interaction ${params.interaction_id} is not the pending one (${String(job.pending_interaction_id)})`, {
-        details: { pending_interaction_id: job.pending_interaction_id },
-      });
-    }
-    if (pendingKind(history, job) === APPROVAL_KIND) checkApprovalReply(params.response);
-    else checkReply(job, params.response);
+    // A finished job's history is read without being kept: nothing will forget it.
+    const history = job.execution_mode === 'interactive' ? await this.#histories.read(job.job_id, !isTerminal(job.status)) : [];
+    if (checkReplyRequest(job, history, params) === 'repeat') return { job_id: job.job_id, status: job.status, accepted: true };
     const next = await this.#acceptReply(job, history, params.response, 'user_reply', params.idempotency_key ?? null);
     return { job_id: job.job_id, status: next.status, accepted: true };
   }
