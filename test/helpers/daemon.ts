@@ -202,7 +202,8 @@ export async function waitForStatus(client: RpcClient, jobId: string, statuses: 
   };
   const off = client.on('job/event', (params) => {
     const event = params as { job_id: string; type: string };
-    if (event.job_id === jobId && (event.type === 'status_changed' || event.type === 'finished')) void check();
+    // A check still in flight when the caller has moved on (and closed the client) fails harmlessly.
+    if (event.job_id === jobId && (event.type === 'status_changed' || event.type === 'finished')) check().catch(() => undefined);
   });
   const { subscription_id } = await client.request<{ subscription_id: string }>('jobs/subscribe', { job_id: jobId });
   await check();
