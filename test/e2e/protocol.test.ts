@@ -154,7 +154,10 @@ t.test('a stale socket file is replaced, a live one is refused, a non-socket is 
   t.ok((await lstat(stalePath)).isSocket(), 'a stale socket file is there');
   const replaced = await TestDaemon.start({ dir });
   t.pass('a daemon started over the stale socket');
-  const refused = await TestDaemon.start({ dir }).then(
+  // A folder of its own, so that only the socket is shared (not the store, which refuses a second daemon first).
+  const other = await mkdtemp(join(tmpdir(), 'skilld-second-'));
+  t.teardown(() => rm(other, { recursive: true, force: true }));
+  const refused = await TestDaemon.start({ dir: other, socket: replaced.socket }).then(
     () => 'started',
     (error: Error) => error.message,
   );
