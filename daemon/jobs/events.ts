@@ -95,7 +95,7 @@ export class EventLog implements JobEvents {
     try {
       await appendWhole(this.#path(jobId), lines.join(''), false);
     } catch {
-      log.buffered = keepNewest([...lines, ...log.buffered], MAX_UNWRITTEN_EVENT_BYTES);
+      log.buffered = keepNewest([...lines, ...log.buffered], MAX_UNWRITTEN_EVENT_BYTES, (line) => Buffer.byteLength(line));
     }
   }
 
@@ -154,14 +154,14 @@ export class EventLog implements JobEvents {
   }
 }
 
-/** The newest lines whose total stays within `maxBytes`. */
-export function keepNewest(lines: string[], maxBytes: number): string[] {
+/** The newest items whose total size (`sizeOf`, in bytes) stays within `maxBytes`. */
+export function keepNewest<T>(items: T[], maxBytes: number, sizeOf: (item: T) => number): T[] {
   let bytes = 0;
-  let first = lines.length;
+  let first = items.length;
   while (first > 0) {
-    bytes += Buffer.byteLength(lines[first - 1] as string);
+    bytes += sizeOf(items[first - 1] as T);
     if (bytes > maxBytes) break;
     first -= 1;
   }
-  return lines.slice(first);
+  return items.slice(first);
 }

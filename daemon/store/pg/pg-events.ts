@@ -103,8 +103,7 @@ export class PgEvents implements JobEvents {
     try {
       stored = await inTransaction(this.#pool, (client) => storeBatch(client, jobId, batch));
     } catch {
-      const kept = keepNewest([...batch, ...queue.buffered].map((event) => JSON.stringify(event)), MAX_UNWRITTEN_EVENT_BYTES);
-      queue.buffered = kept.map((line) => JSON.parse(line) as Unstored);
+      queue.buffered = keepNewest([...batch, ...queue.buffered], MAX_UNWRITTEN_EVENT_BYTES, (event) => Buffer.byteLength(event.data) + event.ts.length + event.type.length);
       this.#retryLater();
       return;
     }
