@@ -79,7 +79,7 @@ export class Supervisor {
     this.#queries = deps.queries;
     this.#launcher = new Launcher(deps);
     this.#histories = new Histories(deps.docs);
-    this.#bases = new JobBases(deps.docs);
+    this.#bases = new JobBases(deps.docs, (jobId) => this.runFolder(jobId));
     this.#tasks = new JobTasks(this.#lock, deps.clock, deps.logger, () => this.#closing);
     this.#deadlines = new Deadlines(deps.clock, (jobId) => this.#onDeadline(jobId));
   }
@@ -210,6 +210,7 @@ export class Supervisor {
       return;
     }
     const folder = this.runFolder(jobId);
+    // The run folder on this host first: the skill snapshot the basis is read from, the workspace.
     await this.#d.docs.prepare(job);
     const { skill, request } = await this.#bases.of(job);
     const adapter = ENGINES[job.engine];

@@ -35,9 +35,7 @@ export class FolderDocs implements JobDocs {
   }
 
   /** Made whole when the job was created. */
-  async prepare(job: Job): Promise<string> {
-    return this.#folder(job.job_id).skillDir;
-  }
+  async prepare(): Promise<void> {}
 
   history(jobId: string): Promise<Interaction[]> {
     return this.#folder(jobId).readHistory<Interaction>();

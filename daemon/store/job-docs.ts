@@ -38,10 +38,10 @@ export interface JobDocs {
   request(jobId: string): Promise<StoredRequest>;
   /**
    * Makes the job's run folder on this host ready for a turn: its workspace, and its skill
-   * snapshot with a SKILL.md that points at this host's artifacts folder. Returns the snapshot's
-   * folder. Cheap once done.
+   * snapshot (`RunFolder.skillDir`) with a SKILL.md that points at this host's artifacts folder.
+   * Cheap once done.
    */
-  prepare(job: Job): Promise<string>;
+  prepare(job: Job): Promise<void>;
   /** The latest version of the interaction rounds. */
   history(jobId: string): Promise<Interaction[]>;
   /** Stores a new version of the rounds; `exists` says a version was stored before. */

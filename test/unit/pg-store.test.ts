@@ -2,7 +2,7 @@
 // job semantics as the files store, documents stored all or nothing, a skill snapshot written out
 // per host, and events numbered without gaps by whichever daemon writes them.
 import t, { type Test } from 'tap';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../../daemon/clock.js';
@@ -156,12 +156,14 @@ t.test('postgres documents: a job is stored with its request and skill, or not a
   t.same(await docs.result(job.job_id), { job_id: job.job_id, status: 'succeeded', output: { ok: true }, warnings: [], error: null });
   await t.rejects(docs.putResult({ job_id: 'job-9999', status: 'failed', output: null, warnings: [], error: null }), /no documents/, 'a job that does not exist takes no result');
 
-  const skillDir = await docs.prepare(job);
+  await docs.prepare(job);
   const folder = new RunFolder(runs, job.job_id);
-  t.equal(skillDir, folder.skillDir);
+  const skillDir = folder.skillDir;
   t.match(await readFile(folder.skillMd, 'utf8'), new RegExp(`^# Echo\\nSay it back\\.\\n[\\s\\S]*${folder.artifactsDir.replace(/[/.]/g, '\\$&')}`), 'SKILL.md written out, pointing at this host\'s artifacts folder');
   t.same([...(await readFile(join(skillDir, 'assets', 'bin.dat')))], [0, 255, 1], 'other files byte for byte');
-  t.equal(await docs.prepare(job), skillDir, 'a second prepare finds it in place');
+  await writeFile(join(skillDir, 'assets', 'bin.dat'), 'kept');
+  await docs.prepare(job);
+  t.equal(await readFile(join(skillDir, 'assets', 'bin.dat'), 'utf8'), 'kept', 'a second prepare finds it in place');
 });
 
 t.test('postgres events: numbered per job without gaps across daemons, heard once stored, replayed in order', { skip }, async (t) => {

@@ -38,10 +38,10 @@ export class PgDocs implements JobDocs {
   }
 
   /** Written out once per host (a restart finds it in place); the skill folder appears whole, by a rename. */
-  async prepare(job: Job): Promise<string> {
+  async prepare(job: Job): Promise<void> {
     const folder = new RunFolder(this.#runsDir, job.job_id);
     await mkdir(folder.artifactsDir, { recursive: true, mode: 0o700 });
-    if ((await stat(folder.skillMd).catch(() => null)) !== null) return folder.skillDir;
+    if ((await stat(folder.skillMd).catch(() => null)) !== null) return;
     const { rows } = await this.#pool.query<{ path: string; bytes: Buffer }>('SELECT path, bytes FROM skilld.job_files WHERE job_id = $1', [job.job_id]);
     const staging = `${folder.skillDir}.new`;
     await rm(staging, { recursive: true, force: true });
@@ -52,7 +52,6 @@ export class PgDocs implements JobDocs {
     }
     await rm(folder.skillDir, { recursive: true, force: true });
     await rename(staging, folder.skillDir);
-    return folder.skillDir;
   }
 
   async history(jobId: string): Promise<Interaction[]> {
