@@ -11,6 +11,7 @@ import type { CreateParams } from './jobs/create-request.js';
 import { readLogs, type LogsParams } from './job-logs.js';
 import type { ReplyParams } from './jobs/reply-check.js';
 import type { Supervisor } from './jobs/supervisor.js';
+import type { JobRouter } from './cluster/router.js';
 import type { JobQueries } from './jobs/queries.js';
 import { retryRequest } from './jobs/retry-request.js';
 import { isTerminal, type JobStatus } from './jobs/states.js';
@@ -32,6 +33,8 @@ export interface ApiDeps {
   engines: EngineCatalog;
   probe: ProfileProbe;
   supervisor: Supervisor;
+  /** Requests that change a job go where the job is held. */
+  router: JobRouter;
   queries: JobQueries;
   subscriptions: Subscriptions;
   faults: Faults;
@@ -47,7 +50,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       started_at: d.startedAt,
       socket: d.config.socket,
       state_dir: d.config.state_dir,
-      slots: d.pool.stats(),
+      slots: { ...d.pool.stats(), queued: d.pool.stats().queued + (await d.router.unclaimed()) },
       jobs: await d.store.countByStatus(),
       skills: d.skills.counts(),
       notices: d.store.notices,
@@ -72,9 +75,9 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       return d.store.listJobs({ ...p, limit: p.limit ?? 50 });
     },
     'jobs/retry': async (params) => d.supervisor.create(await retryRequest(d.queries, (params as { job_id: string }).job_id)),
-    'jobs/cancel': (params) => d.supervisor.cancel((params as { job_id: string }).job_id),
+    'jobs/cancel': (params) => d.router.cancel((params as { job_id: string }).job_id),
     'jobs/pending': (params) => d.queries.pending((params as { job_id: string }).job_id),
-    'jobs/reply': (params) => d.supervisor.reply(params as ReplyParams),
+    'jobs/reply': (params) => d.router.reply(params as ReplyParams),
     'jobs/history': (params) => d.queries.history((params as { job_id: string }).job_id),
     'jobs/result': (params) => d.queries.result((params as { job_id: string }).job_id),
     'jobs/logs': (params) => readLogs(d.supervisor, params as LogsParams),

@@ -51,7 +51,8 @@ Environment:
 Default config file for this user: ${configPath} (${existsSync(configPath) ? 'present' : 'absent'})
 
 Exit status: 0 after a clean stop, 1 when it cannot start (the socket, its folder, the state),
-2 for a bad flag or setting (the message names it, and the file it came from).
+2 for a bad flag or setting (the message names it, and the file it came from), 75 when the other
+daemons of a shared store took this one for gone (see docs/cluster.md; starting again is right).
 
 Example:
   skilld --socket ./run/skilld.sock --state-dir ./state --skills-dir ./my-skills
@@ -127,16 +128,21 @@ async function main(): Promise<number> {
     process.stderr.write(`skilld: cannot start: ${(error as Error).message}\n`);
     return 1;
   }
-  await new Promise<void>((resolve) => {
+  return new Promise<number>((resolve) => {
     const stop = (signal: string): void => {
       logger.info({ signal }, 'stopping');
-      void daemon.close().then(resolve);
+      void daemon.close().then(() => resolve(0));
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
+    // Taken for gone by the other hosts: its engines are stopped, and a service manager starts it
+    // again as a new epoch (systemd's Restart=on-failure).
+    void daemon.fenced.then(() => daemon.close().then(() => resolve(EXIT_FENCED)));
   });
-  return 0;
 }
+
+/** EX_TEMPFAIL: stopped because the other hosts of the shared store took this one for gone; starting again is right. */
+const EXIT_FENCED = 75;
 
 main().then(
   (code) => process.exit(code),

@@ -27,6 +27,10 @@ export interface Config {
   store: string;
   /** This daemon's name among those sharing a store; unique per daemon. */
   host_id: string;
+  /** How long a host of a shared store counts as alive after its last renewal; it renews every third of it. */
+  lease_ttl_ms: number;
+  /** How long jobs whose session is on a gone host wait for it before they fail with HOST_LOST. */
+  pinned_grace_sec: number;
   skills_dirs: string[];
   max_concurrent: number;
   max_queue: number;
@@ -94,6 +98,8 @@ function defaults(sources: ConfigSources): Raw {
     state_dir: join(env['XDG_STATE_HOME'] || join(home, '.local', 'state'), 'skilld'),
     store: 'files',
     host_id: hostname(),
+    lease_ttl_ms: 15_000,
+    pinned_grace_sec: 900,
     skills_dirs: [join(dataHome, 'skilld', 'skills'), bundledSkillsDir],
     max_concurrent: 4,
     max_queue: 128,
@@ -132,7 +138,7 @@ const SOCKET_PATH_MAX_BYTES = 107;
 /** A host id names the daemon in the shared store and in log lines: short, no spaces. */
 const HOST_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines'];
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
@@ -165,6 +171,8 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     state_dir: resolve(text('state_dir')),
     store,
     host_id: hostId,
+    lease_ttl_ms: int('lease_ttl_ms', 1000),
+    pinned_grace_sec: int('pinned_grace_sec', 0),
     skills_dirs: (dirs as string[]).map((d) => resolve(d)),
     max_concurrent: int('max_concurrent', 1),
     max_queue: int('max_queue', 0),

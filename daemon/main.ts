@@ -12,6 +12,8 @@ import { ProfileProbe } from './engines/probe.js';
 import { runShort } from './process/run-short.js';
 import { Faults } from './faults.js';
 import { Supervisor } from './jobs/supervisor.js';
+import { joinCluster } from './cluster/join.js';
+import { JobRouter } from './cluster/router.js';
 import { JobQueries } from './jobs/queries.js';
 import type { Logger } from './logger.js';
 import { chooseContainment } from './process/choose-containment.js';
@@ -31,6 +33,8 @@ export const BUNDLED_SKILLS_DIR = join(PACKAGE_ROOT, 'skills');
 /** A running daemon; `close()` is idempotent and ordered. */
 export interface Daemon {
   close(): Promise<void>;
+  /** Resolves when the daemon must stop by itself: the other hosts of its shared store took it for gone. */
+  fenced: Promise<void>;
 }
 
 /**
@@ -47,7 +51,9 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const version = await readVersion();
   const runsDir = join(config.state_dir, 'runs');
   await mkdir(runsDir, { recursive: true, mode: 0o700 });
-  const { store, docs, events } = await openStorage(config, runsDir, clock, logger, version);
+  let onFenced!: () => void;
+  const fenced = new Promise<void>((resolve) => (onFenced = resolve));
+  const { store, docs, events, shared } = await openStorage(config, runsDir, clock, logger, version, () => onFenced());
   for (const notice of store.notices) logger.error({ ...notice }, 'state problem found at start');
   const skills = new SkillRegistry(config.skills_dirs);
   await skills.loadAll();
@@ -55,14 +61,23 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const engines = new EngineCatalog(config.engines, definedEnv(process.env));
   const probe = new ProfileProbe(config.engines, (name) => engines.envFor(name), runShort);
   const queries = new JobQueries(store, docs, runsDir);
+  // Joined before recovery, whose writes count only in this host's new epoch.
+  const membership = shared === null ? null : await joinCluster(shared, {
+    config, clock, logger, pool, version, onFenced,
+    engines: await engines.available(),
+    jobs: { adopt: (id) => supervisor.adopt(id), failTakenOver: (id, error) => supervisor.failTakenOver(id, error) },
+  });
   const supervisor = new Supervisor({
     store, docs, events, pool, clock, logger, skills, config, queries,
     spawner: createSpawner(clock, containment),
     engineEnv: (name, live) => engines.envFor(name, live),
     profileFor: (name) => probe.profileFor(name),
+    sharedQueue: membership?.member ?? null,
   });
+  const router = new JobRouter(supervisor, shared?.custody ?? null, config.host_id);
   const subscriptions = new Subscriptions(events);
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, store, pool, skills, engines, probe, supervisor, queries, subscriptions, faults });
+  shared?.events.follow((jobId) => subscriptions.follows(jobId));
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, store, pool, skills, engines, probe, supervisor, router, queries, subscriptions, faults });
   const dispatcher = new Dispatcher(bindMethods(api), (method, error) => faults.report('method', error, { method }));
   const server = new RpcServer(dispatcher, { maxConnections: config.max_connections }, (error) => faults.report('rpc_server', error));
   const watcher = await SkillWatcher.start(
@@ -80,6 +95,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     (error) => logger.warn({ err: error }, 'skills watcher problem'),
   );
   await supervisor.recover();
+  await membership?.start();
   await server.listen(listen);
   const notified = await notifySystemd('READY=1', process.env);
   if (notified !== null) logger.warn({ problem: notified }, 'could not notify systemd');
@@ -98,6 +114,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
         await step('server', () => server.close());
         await step('watcher', () => watcher.close());
         await step('supervisor', () => supervisor.shutdown());
+        if (membership !== null) await step('membership', () => membership.stop());
         await step('events', () => events.closeAll());
         await step('store', () => store.close());
         await step('socket', () => server.removeSocketFile());
@@ -107,6 +124,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
       })();
       return closing;
     },
+    fenced,
   };
 }
 

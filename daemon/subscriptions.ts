@@ -59,6 +59,12 @@ export class Subscriptions {
     return { ok: true };
   }
 
+  /** Whether a subscription here wants the job's events (one of that job, or of all jobs). */
+  follows(jobId: string): boolean {
+    for (const sub of this.#subs.values()) if (sub.jobId === null || sub.jobId === jobId) return true;
+    return false;
+  }
+
   /** Connections that hold at least one subscription, or asked for skills alone: they get `skills/changed`. */
   subscribedConnections(): Set<Connection> {
     return new Set([...[...this.#subs.values()].map((sub) => sub.conn), ...this.#skillWatchers]);

@@ -40,6 +40,13 @@ export class EngineCatalog {
     );
   }
 
+  /** The engines whose command can be started here (a shared store's claimer takes only their jobs). */
+  async available(): Promise<EngineName[]> {
+    const names = Object.keys(ENGINES) as EngineName[];
+    const found = await Promise.all(names.map(async (name) => ((await this.#version(name)).available ? name : null)));
+    return found.filter((name) => name !== null);
+  }
+
   #version(name: EngineName): Promise<{ available: boolean; version: string | null }> {
     const command = this.#configs[name].command;
     const key = JSON.stringify([command, this.envFor(name)]);

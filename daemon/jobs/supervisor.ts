@@ -17,7 +17,7 @@ import { Histories } from './histories.js';
 import type { JobEvents } from './events.js';
 import { decideTurn, type GateDecision, type Pending } from './gate.js';
 import { autoDecideResponse, nextInteractionId, pendingKind, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
-import { boundError, type EngineName, type InteractiveProfile, type Job } from './job.js';
+import { boundError, type EngineName, type InteractiveProfile, type Job, type JobError } from './job.js';
 import { JobBases } from './job-bases.js';
 import { JobTasks } from './job-tasks.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -50,6 +50,8 @@ export interface SupervisorDeps {
   queries: JobQueries;
   engineEnv(name: EngineName, live?: boolean): Record<string, string>;
   profileFor(name: EngineName): Promise<InteractiveProfile>;
+  /** A queue shared with other daemons (cluster/member.ts): new jobs wait there to be claimed, not for this daemon's slots. */
+  sharedQueue: { claimSoon(): void } | null;
 }
 
 /**
@@ -118,8 +120,22 @@ export class Supervisor {
     this.#bases.set(job.job_id, { skill: plan.skill, request: { input: plan.input, parameter: plan.parameter } });
     this.#d.logger.info({ job_id: job.job_id, skill_id: job.skill_id, engine: job.engine, mode: job.execution_mode }, 'job created');
     this.#d.events.emit(job.job_id, 'status_changed', { from: null, to: 'queued' });
-    this.#schedule(job.job_id);
+    if (this.#d.sharedQueue === null) this.#schedule(job.job_id);
+    else this.#d.sharedQueue.claimSoon();
     return job;
+  }
+
+  /** A job this daemon claimed from the shared queue: it waits for a slot here. */
+  adopt(jobId: string): void {
+    this.#schedule(jobId);
+  }
+
+  /** A job taken over from a host that is gone (cluster/member.ts): failed as that host's restart would, unless it finished meanwhile. */
+  failTakenOver(jobId: string, error: JobError): void {
+    this.#background(jobId, async () => {
+      const job = await this.get(jobId);
+      if (!isTerminal(job.status)) await this.#apply(job, 'fail', { error });
+    });
   }
 
   /** Stops the job wherever it is; resolves once it is terminal. */

@@ -6,6 +6,7 @@ export class SlotPool {
   readonly max: number;
   readonly #holders = new Set<string>();
   readonly #waiters = new Map<string, () => void>();
+  readonly #onRelease: (() => void)[] = [];
 
   constructor(max: number) {
     this.max = max;
@@ -31,6 +32,12 @@ export class SlotPool {
   release(jobId: string): void {
     if (!this.#holders.delete(jobId)) return;
     this.#grantWaiting();
+    for (const listener of this.#onRelease) listener();
+  }
+
+  /** Called after each release, once the waiters had their turn (a shared queue's claimer fills what is still free). */
+  onRelease(listener: () => void): void {
+    this.#onRelease.push(listener);
   }
 
   holds(jobId: string): boolean {

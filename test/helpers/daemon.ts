@@ -136,7 +136,8 @@ export class TestDaemon {
   /** SIGTERM and wait for exit; resolves with the exit code. */
   async stop(): Promise<number | null> {
     for (const c of this.#clients) c.close();
-    if (this.child.exitCode !== null) return this.child.exitCode;
+    // Already gone (exited, or killed by a test): its exit event has been and will not come again.
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return this.child.exitCode;
     this.child.kill('SIGTERM');
     const [code] = (await once(this.child, 'exit')) as [number | null];
     return code;

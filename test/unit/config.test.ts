@@ -41,6 +41,8 @@ t.test('defaults without any XDG variables', async (t) => {
     state_dir: '/home/alice/.local/state/skilld',
     store: 'files',
     host_id: hostname(),
+    lease_ttl_ms: 15_000,
+    pinned_grace_sec: 900,
     skills_dirs: ['/home/alice/.local/share/skilld/skills', BUNDLED],
     max_concurrent: 4,
     max_queue: 128,
@@ -316,6 +318,10 @@ t.test('store: files by default, or a PostgreSQL URL; host_id: the hostname, or 
   t.match(await configError(loadConfig(sources({ env: { SKILLD_STORE: 'postgres://has a space' } }))), /"store" must be "files" or a PostgreSQL URL/);
   t.match(await configError(loadConfig(sources({ flags: { config: await configFile({ host_id: 'two words' }) } }))), /"host_id" must be 1 to 255 letters/);
   t.match(await configError(loadConfig(sources({ flags: { config: await configFile({ host_id: '-a' }) } }))), /"host_id" must be/);
+  const cluster = await loadConfig(sources({ flags: { config: await configFile({ lease_ttl_ms: 3000, pinned_grace_sec: 0 }) } }));
+  t.same([cluster.lease_ttl_ms, cluster.pinned_grace_sec], [3000, 0]);
+  t.match(await configError(loadConfig(sources({ flags: { config: await configFile({ lease_ttl_ms: 999 }) } }))), /"lease_ttl_ms" must be an integer >= 1000/);
+  t.match(await configError(loadConfig(sources({ flags: { config: await configFile({ pinned_grace_sec: -1 }) } }))), /"pinned_grace_sec" must be an integer >= 0/);
 });
 
 t.test('the default config file: $XDG_CONFIG_HOME/skilld/config.json, else ~/.config/skilld/config.json', async (t) => {

@@ -15,7 +15,8 @@ import { migrate, SCHEMA_VERSION, SchemaVersionError } from '../../daemon/store/
 import type { JobDocs } from '../../daemon/store/job-docs.js';
 import { PgDocs } from '../../daemon/store/pg/pg-docs.js';
 import { PgEvents } from '../../daemon/store/pg/pg-events.js';
-import { PgStore } from '../../daemon/store/pg/pg-store.js';
+import { jobRow, PgStore } from '../../daemon/store/pg/pg-store.js';
+import { HostLease } from '../../daemon/cluster/host-lease.js';
 import { openPool, type Pool } from '../../daemon/store/pg/pool.js';
 import type { Store } from '../../daemon/store/store.js';
 import { testPostgres } from '../helpers/daemon.js';
@@ -52,6 +53,25 @@ async function tempDir(t: Test): Promise<string> {
   return dir;
 }
 
+/**
+ * A store for a host that joined the database, which also inserts the jobs it is given as held by
+ * that host (the daemon inserts through `JobDocs.create`, and holds a job once it claims it).
+ */
+async function hostStore(pool: Pool, hostId: string): Promise<PgStore> {
+  const lease = new HostLease(pool, hostId, 15_000);
+  await lease.join(`token-${hostId}`, ['codex'], { version: 'test', pid: 1, max_concurrent: 1 });
+  class SeedingStore extends PgStore {
+    override async putJob(job: Job): Promise<void> {
+      await pool.query(
+        `INSERT INTO skilld.jobs (job_id, status, skill_id, created_at, engine, doc, owner_host, owner_epoch) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+        [...jobRow(job), hostId, lease.epoch],
+      );
+      await super.putJob(job);
+    }
+  }
+  return new SeedingStore(pool, lease, () => undefined);
+}
+
 function makeJob(n: number, overrides: Partial<Job> = {}): Job {
   const created = new Date(Date.UTC(2025, 0, 1, 0, 0, n)).toISOString();
   return {
@@ -81,7 +101,7 @@ const STORES: Array<[string, (t: Test) => Promise<Store>]> = [
     t.teardown(() => store.close());
     return store;
   }],
-  ['postgres', async (t) => new PgStore((await database(t)).pool, 'host-a')],
+  ['postgres', async (t) => hostStore((await database(t)).pool, 'host-a')],
 ];
 
 for (const [name, open] of STORES) {
@@ -119,8 +139,8 @@ for (const [name, open] of STORES) {
 
 t.test('postgres: key order of a stored job is kept; process records belong to their host', { skip }, async (t) => {
   const { pool } = await database(t);
-  const a = new PgStore(pool, 'host-a');
-  const b = new PgStore(pool, 'host-b');
+  const a = await hostStore(pool, 'host-a');
+  const b = await hostStore(pool, 'host-b');
   const job = makeJob(1);
   await a.putJob(job);
   t.same(Object.keys((await b.getJob(job.job_id)) as Job), Object.keys(job), 'the record reads back as written, for every daemon');
@@ -134,7 +154,7 @@ t.test('postgres documents: a job is stored with its request and skill, or not a
   const { pool } = await database(t);
   const runs = await tempDir(t);
   const docs: JobDocs = new PgDocs(pool, runs);
-  const store = new PgStore(pool, 'host-a');
+  const store = await hostStore(pool, 'host-a');
   const job = makeJob(1, { execution_mode: 'interactive' });
   const skillFiles = new Map([['SKILL.md', Buffer.from('# Echo\nSay it back.\n')], ['assets/runner.json', Buffer.from('{"id":"echo-auto"}')], ['assets/bin.dat', Buffer.from([0, 255, 1])]]);
   await docs.create(job, { request: { input: { text: 'hi' }, parameter: {}, model: null }, skillFiles });
@@ -169,7 +189,7 @@ t.test('postgres documents: a job is stored with its request and skill, or not a
 t.test('postgres events: numbered per job without gaps across daemons, heard once stored, replayed in order', { skip }, async (t) => {
   const { pool, url } = await database(t);
   const other = poolOn(t, url);
-  const store = new PgStore(pool, 'host-a');
+  const store = await hostStore(pool, 'host-a');
   const job = makeJob(1);
   await store.putJob(job);
   const a = new PgEvents(pool, clock);
@@ -191,7 +211,7 @@ t.test('postgres events: numbered per job without gaps across daemons, heard onc
 
 t.test('postgres events: emitted while the database is down, stored once it is back', { skip }, async (t) => {
   const { pool } = await database(t);
-  await new PgStore(pool, 'host-a').putJob(makeJob(1));
+  await (await hostStore(pool, 'host-a')).putJob(makeJob(1));
   const events = new PgEvents(pool, clock);
   const heard: number[] = [];
   events.listen((event) => heard.push(event.seq));

@@ -54,6 +54,27 @@ const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (host_id, pid)
       );`,
   },
+  {
+    version: 2,
+    name: 'hosts, and which host holds a job',
+    sql: `
+      CREATE TABLE skilld.hosts (
+        host_id text COLLATE "C" PRIMARY KEY,
+        epoch bigint NOT NULL,
+        boot_token text NOT NULL,
+        state text NOT NULL CHECK (state IN ('live', 'stopped', 'reaped')),
+        lease_until timestamptz NOT NULL,
+        renewing_since timestamptz NOT NULL,
+        left_at timestamptz,
+        engines text[] NOT NULL,
+        info json NOT NULL
+      );
+      ALTER TABLE skilld.jobs ADD COLUMN engine text, ADD COLUMN owner_host text COLLATE "C", ADD COLUMN owner_epoch bigint;
+      UPDATE skilld.jobs SET engine = doc->>'engine';
+      ALTER TABLE skilld.jobs ALTER COLUMN engine SET NOT NULL;
+      CREATE INDEX jobs_claimable ON skilld.jobs (created_at, job_id) WHERE status = 'queued' AND owner_host IS NULL;
+      CREATE INDEX jobs_held ON skilld.jobs (owner_host) WHERE status IN ('queued', 'running', 'waiting_user');`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

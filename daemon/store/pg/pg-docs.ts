@@ -6,6 +6,7 @@ import type { Job } from '../../jobs/job.js';
 import { patchSkillMd } from '../../jobs/prompt.js';
 import { RunFolder } from '../../jobs/run-folder.js';
 import type { JobDocs, JobResult, NewJobDocs, StoredRequest } from '../job-docs.js';
+import { QUEUED_CHANNEL } from '../../cluster/custody.js';
 import { jobRow } from './pg-store.js';
 import { inTransaction, type Pool } from './pool.js';
 
@@ -27,9 +28,11 @@ export class PgDocs implements JobDocs {
   async create(job: Job, docs: NewJobDocs): Promise<void> {
     const paths = [...docs.skillFiles.keys()];
     await inTransaction(this.#pool, async (client) => {
-      await client.query('INSERT INTO skilld.jobs (job_id, status, skill_id, created_at, doc) VALUES ($1, $2, $3, $4, $5)', jobRow(job));
+      await client.query('INSERT INTO skilld.jobs (job_id, status, skill_id, created_at, engine, doc) VALUES ($1, $2, $3, $4, $5, $6)', jobRow(job));
       await client.query('INSERT INTO skilld.job_docs (job_id, request) VALUES ($1, $2)', [job.job_id, JSON.stringify(docs.request)]);
       await client.query('INSERT INTO skilld.job_files (job_id, path, bytes) SELECT $1, * FROM unnest($2::text[], $3::bytea[])', [job.job_id, paths, paths.map((path) => docs.skillFiles.get(path))]);
+      // Every host's claimer hears of it once it is stored (cluster/claimer.ts).
+      await client.query(`SELECT pg_notify('${QUEUED_CHANNEL}', '')`);
     });
   }
 

@@ -18,6 +18,9 @@ interface JobQueue {
   closed: boolean;
 }
 
+/** The channel stored events are announced on. */
+export const EVENTS_CHANNEL = 'skilld_events';
+
 /** How long events wait before another try when the database did not take them. */
 const RETRY_MS = 1000;
 
@@ -33,6 +36,9 @@ export class PgEvents implements JobEvents {
   readonly #clock: Clock;
   readonly #queues = new Map<string, JobQueue>();
   readonly #listeners = new Set<EventListener>();
+  /** Per job followed here: the last event listeners heard, and the fetch of other hosts' events in flight. */
+  readonly #heard = new Map<string, { seq: number; fetching: Promise<void> }>();
+  #follows: (jobId: string) => boolean = () => false;
   #retry: Timer | null = null;
 
   constructor(pool: Pool, clock: Clock) {
@@ -52,6 +58,66 @@ export class PgEvents implements JobEvents {
   listen(listener: EventListener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /** Which jobs this daemon's subscribers follow: only their events are fetched when another host stores some. */
+  follow(follows: (jobId: string) => boolean): void {
+    this.#follows = follows;
+  }
+
+  /**
+   * A host (this one too) stored events of a job, up to `seq` (the `skilld_events` notification,
+   * `<job_id>:<seq>`): listeners hear those they have not heard yet, in order.
+   */
+  heard(payload: string): void {
+    const at = payload.lastIndexOf(':');
+    const jobId = payload.slice(0, at);
+    const seq = Number(payload.slice(at + 1));
+    if (!this.#follows(jobId) || !Number.isInteger(seq)) return;
+    const known = this.#heard.get(jobId);
+    if (known === undefined) this.#fetch(jobId, seq - 1);
+    else if (seq > known.seq) this.#fetch(jobId, known.seq);
+  }
+
+  /** After notifications went unheard (a reconnection): every followed job is read again from what was heard. */
+  catchUp(): void {
+    for (const [jobId, known] of this.#heard) this.#fetch(jobId, known.seq);
+  }
+
+  /** Reads the job's stored events after the last heard (`afterSeq` for a job not heard before) and hears them, one read at a time per job. */
+  #fetch(jobId: string, afterSeq: number): void {
+    let known = this.#heard.get(jobId);
+    if (known === undefined) {
+      known = { seq: afterSeq, fetching: Promise.resolve() };
+      this.#heard.set(jobId, known);
+    }
+    const entry = known;
+    entry.fetching = entry.fetching.then(async () => {
+      const events = await this.replay(jobId, entry.seq).catch(() => []);
+      for (const event of events) this.#hear(event);
+    });
+  }
+
+  /**
+   * Listeners hear a followed job's events in order, each once: an event past a gap (another
+   * host's events not heard yet) is read back from the store with the ones before it.
+   */
+  #hear(event: JobEventRecord): void {
+    let known = this.#heard.get(event.job_id);
+    if (known === undefined && this.#follows(event.job_id)) {
+      known = { seq: event.seq - 1, fetching: Promise.resolve() };
+      this.#heard.set(event.job_id, known);
+    }
+    if (known !== undefined) {
+      if (event.seq <= known.seq) return;
+      if (event.seq > known.seq + 1) {
+        this.#fetch(event.job_id, known.seq);
+        return;
+      }
+      known.seq = event.seq;
+      if (event.type === 'finished') this.#heard.delete(event.job_id);
+    }
+    for (const listener of this.#listeners) listener(event);
   }
 
   async replay(jobId: string, afterSeq: number): Promise<JobEventRecord[]> {
@@ -107,7 +173,7 @@ export class PgEvents implements JobEvents {
       this.#retryLater();
       return;
     }
-    for (const event of stored) for (const listener of this.#listeners) listener(event);
+    for (const event of stored) this.#hear(event);
     this.#forgetIfDone(jobId, queue);
   }
 
@@ -131,6 +197,8 @@ async function storeBatch(client: { query: Pool['query'] }, jobId: string, batch
   if (last === undefined) return [];
   const first = last - batch.length + 1;
   const records = batch.map((event, i) => ({ job_id: jobId, seq: first + i, ts: event.ts, type: event.type, data: JSON.parse(event.data) as unknown }));
+  // Delivered on commit to every host's listener (cluster/join.ts), which fetches what its subscribers follow.
+  await client.query(`SELECT pg_notify('${EVENTS_CHANNEL}', $1)`, [`${jobId}:${last}`]);
   await client.query('INSERT INTO skilld.events (job_id, seq, ts, type, data) SELECT $1, * FROM unnest($2::integer[], $3::text[], $4::text[], $5::json[])', [
     jobId,
     records.map((r) => r.seq),

@@ -1,47 +1,30 @@
 import type { Job } from '../../jobs/job.js';
 import { isTerminal, JOB_STATUSES, type JobStatus } from '../../jobs/states.js';
 import type { JobQuery, ProcessRecord, Store, StoreNotice } from '../store.js';
-import type { Pool, PoolClient } from './pool.js';
-
-/** Held by the daemon that uses a database (see `PgStore.open`). */
-const SINGLE_DAEMON_LOCK = 0x736b6c65;
+import { SkilldError } from '../../../rpc/errors.js';
+import { HostLease } from '../../cluster/host-lease.js';
+import type { Pool } from './pool.js';
 
 const ACTIVE_STATUSES = JOB_STATUSES.filter((status) => !isTerminal(status));
 
 /**
  * Job records and process records in PostgreSQL. A job's row keeps the record as its clients see
- * it (`doc`, stored as written) and the fields the daemon filters and orders by beside it, written
- * in the same statement. Process records belong to the host that started them.
+ * it (`doc`, stored as written) and the fields the daemons filter and order by beside it, written
+ * in the same statement. Process records belong to the host that started them, and so do the
+ * active jobs a daemon recovers at start: those it holds (cluster/custody.ts). A change to a job
+ * counts only while this host holds it in its current epoch; one refused means the other hosts
+ * took this one for gone, and `onFenced` stops the daemon.
  */
 export class PgStore implements Store {
   readonly notices: readonly StoreNotice[] = [];
   readonly #pool: Pool;
-  readonly #hostId: string;
-  #holder: PoolClient | null = null;
+  readonly #lease: HostLease;
+  readonly #onFenced: () => void;
 
-  constructor(pool: Pool, hostId: string) {
+  constructor(pool: Pool, lease: HostLease, onFenced: () => void) {
     this.#pool = pool;
-    this.#hostId = hostId;
-  }
-
-  /**
-   * The store of the one daemon that uses this database: until daemons share work through it,
-   * two daemons on one database would each settle the other's jobs at start. The second one
-   * stops at start instead. The lock is a connection's: it goes when the daemon does.
-   */
-  static async open(pool: Pool, hostId: string): Promise<PgStore> {
-    const store = new PgStore(pool, hostId);
-    const holder = await pool.connect();
-    const { rows } = await holder.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [SINGLE_DAEMON_LOCK]).catch((error: unknown) => {
-      holder.release(true);
-      throw error;
-    });
-    if (rows[0]?.ok !== true) {
-      holder.release(true);
-      throw new Error('another skilld uses this database; each daemon needs a database of its own for now');
-    }
-    store.#holder = holder;
-    return store;
+    this.#lease = lease;
+    this.#onFenced = onFenced;
   }
 
   async getJob(jobId: string): Promise<Job | undefined> {
@@ -69,8 +52,9 @@ export class PgStore implements Store {
     return { jobs, next: rows.length > query.limit ? (jobs[jobs.length - 1]?.job_id ?? null) : null };
   }
 
+  /** This host's: the ones it holds. */
   async activeJobs(): Promise<Job[]> {
-    const { rows } = await this.#pool.query<{ doc: Job }>('SELECT doc FROM skilld.jobs WHERE status = ANY($1) ORDER BY created_at, job_id', [ACTIVE_STATUSES]);
+    const { rows } = await this.#pool.query<{ doc: Job }>('SELECT doc FROM skilld.jobs WHERE status = ANY($1) AND owner_host = $2 ORDER BY created_at, job_id', [ACTIVE_STATUSES, this.#lease.hostId]);
     return rows.map((row) => row.doc);
   }
 
@@ -82,15 +66,17 @@ export class PgStore implements Store {
   }
 
   async putJob(job: Job): Promise<void> {
-    await this.#pool.query(
-      `INSERT INTO skilld.jobs (job_id, status, skill_id, created_at, doc) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (job_id) DO UPDATE SET status = EXCLUDED.status, doc = EXCLUDED.doc`,
-      jobRow(job),
+    const { rowCount } = await this.#pool.query(
+      `UPDATE skilld.jobs SET status = $2, doc = $3 WHERE job_id = $1 AND owner_host = $4 AND owner_epoch = $5 AND ${HostLease.fence('$4', '$5')}`,
+      [job.job_id, job.status, JSON.stringify(job), this.#lease.hostId, this.#lease.epoch],
     );
+    if (rowCount === 1) return;
+    this.#onFenced();
+    throw new SkilldError('STORAGE_UNAVAILABLE', `host "${this.#lease.hostId}" no longer holds job ${job.job_id}: the other hosts took it for gone, and this daemon stops`);
   }
 
   async processes(): Promise<ProcessRecord[]> {
-    const { rows } = await this.#pool.query<ProcessRecord>('SELECT job_id, pid, pgid, start_time FROM skilld.processes WHERE host_id = $1 ORDER BY pid', [this.#hostId]);
+    const { rows } = await this.#pool.query<ProcessRecord>('SELECT job_id, pid, pgid, start_time FROM skilld.processes WHERE host_id = $1 ORDER BY pid', [this.#lease.hostId]);
     return rows;
   }
 
@@ -98,22 +84,20 @@ export class PgStore implements Store {
     await this.#pool.query(
       `INSERT INTO skilld.processes (host_id, pid, job_id, pgid, start_time) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (host_id, pid) DO UPDATE SET job_id = EXCLUDED.job_id, pgid = EXCLUDED.pgid, start_time = EXCLUDED.start_time`,
-      [this.#hostId, record.pid, record.job_id, record.pgid, record.start_time],
+      [this.#lease.hostId, record.pid, record.job_id, record.pgid, record.start_time],
     );
   }
 
   async removeProcess(pid: number): Promise<void> {
-    await this.#pool.query('DELETE FROM skilld.processes WHERE host_id = $1 AND pid = $2', [this.#hostId, pid]);
+    await this.#pool.query('DELETE FROM skilld.processes WHERE host_id = $1 AND pid = $2', [this.#lease.hostId, pid]);
   }
 
   async close(): Promise<void> {
-    this.#holder?.release(true);
-    this.#holder = null;
     await this.#pool.end();
   }
 }
 
 /** The values of a job's row, in the order of the INSERT's columns; `doc` as text, so it is stored exactly as written. */
 export function jobRow(job: Job): unknown[] {
-  return [job.job_id, job.status, job.skill_id, job.created_at, JSON.stringify(job)];
+  return [job.job_id, job.status, job.skill_id, job.created_at, job.engine, JSON.stringify(job)];
 }

@@ -1,0 +1,59 @@
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { SlotPool } from '../slots/pool.js';
+import { Listener } from '../store/pg/listener.js';
+import { EVENTS_CHANNEL } from '../store/pg/pg-events.js';
+import type { SharedStore } from '../store/open-store.js';
+import { QUEUED_CHANNEL } from './custody.js';
+import { bootToken } from './host-lease.js';
+import { ClusterMember, type MemberJobs } from './member.js';
+
+export interface JoinDeps {
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  pool: SlotPool;
+  jobs: MemberJobs;
+  engines: readonly string[];
+  version: string;
+  onFenced(): void;
+}
+
+/** This daemon among the hosts of a shared store, from joining (before recovery) to leaving (at a clean stop). */
+export interface Membership {
+  member: ClusterMember;
+  /** After recovery: hear announcements and start claiming, renewing and settling. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Joins the hosts: a new epoch of this host's lease, so that recovery's writes count. */
+export async function joinCluster(shared: SharedStore, d: JoinDeps): Promise<Membership> {
+  await shared.lease.join(await bootToken(d.config.state_dir), d.engines, { version: d.version, pid: process.pid, max_concurrent: d.config.max_concurrent });
+  const member = new ClusterMember({
+    lease: shared.lease, custody: shared.custody, pool: d.pool, jobs: d.jobs, clock: d.clock, logger: d.logger,
+    engines: d.engines, pinnedGraceSec: d.config.pinned_grace_sec, onFenced: d.onFenced,
+  });
+  const handlers = new Map([
+    [QUEUED_CHANNEL, () => member.claimSoon()],
+    [EVENTS_CHANNEL, (payload: string) => shared.events.heard(payload)],
+  ]);
+  // What was announced while the connection was away is found after each (re)connection.
+  const listener = new Listener(shared.url, d.clock, d.logger, handlers, () => {
+    member.claimSoon();
+    shared.events.catchUp();
+  });
+  d.logger.info({ host_id: d.config.host_id, epoch: shared.lease.epoch, engines: d.engines }, 'joined the hosts of the shared store');
+  return {
+    member,
+    start: async () => {
+      await listener.start();
+      member.start();
+    },
+    stop: async () => {
+      await member.stop().catch((error: unknown) => d.logger.warn({ err: error }, 'could not leave the hosts cleanly; the others settle this host\'s jobs once its lease lapses'));
+      await listener.close();
+    },
+  };
+}

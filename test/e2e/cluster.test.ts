@@ -1,0 +1,194 @@
+// Several daemons on one PostgreSQL (docs/cluster.md): each has its own socket, folders and fake
+// engines; jobs go to whichever host has a free slot, never to two; a host that stops renewing its
+// lease has its jobs settled by another, as its own restart would; a host taken for gone that
+// comes back stops itself.
+import t, { type Test } from 'tap';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import type { RpcClient } from '../../rpc/client.js';
+import { ENGINE_NAMES, FIXTURES, rpcError, TestDaemon, testPostgres, waitForFile, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
+
+const started = await testPostgres();
+const skip = typeof started === 'string' ? started : false;
+
+/** Sticky jobs on the fakes: they fail the resume probe with FAKE_ENGINE_NO_RESUME. */
+const STICKY_ENGINES = Object.fromEntries(ENGINE_NAMES.map((n) => [n, { command: [join(FIXTURES, `fake-${n}.mjs`)], env: { FAKE_ENGINE_NO_RESUME: '1' } }]));
+
+interface Host {
+  daemon: TestDaemon;
+  client: RpcClient;
+  id: string;
+}
+
+/** One database shared by the hosts of a test. */
+async function sharedStore(): Promise<string> {
+  if (typeof started === 'string') throw new Error(started);
+  return started.createDatabase('cluster');
+}
+
+/** A daemon of the cluster, in a folder of its own (or `dir`, to start it again); stopped at the end of the test. */
+async function host(t: Test, url: string, id: string, config: Record<string, unknown> = {}, dir?: string): Promise<Host> {
+  const folder = dir ?? (await mkdtemp(join(tmpdir(), `skilld-${id}-`)));
+  const daemon = await TestDaemon.start({ dir: folder, store: 'files', config: { store: url, host_id: id, ...config } });
+  if (dir === undefined) t.teardown(() => rm(folder, { recursive: true, force: true }));
+  t.teardown(() => daemon.stop());
+  return { daemon, client: await daemon.client(), id };
+}
+
+function create(h: Host, input: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<JobView> {
+  return h.client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine: 'codex', input, ...extra });
+}
+
+/** The hosts whose run folder has the job's workspace: where it ran. */
+function ranOn(hosts: Host[], jobId: string): string[] {
+  return hosts.filter((h) => existsSync(join(h.daemon.runDir(jobId), 'workspace'))).map((h) => h.id);
+}
+
+t.test('a job created on A is run by B when A\'s slots are full; any host answers for it and streams its events', { skip }, async (t) => {
+  const url = await sharedStore();
+  const a = await host(t, url, 'host-a', { max_concurrent: 1 });
+  const hang = await create(a, { scenario: 'hang' });
+  await waitForStatus(a.client, hang.job_id, ['running']);
+  const b = await host(t, url, 'host-b', { max_concurrent: 1 });
+  // Followed on A, where it was created, while B runs it.
+  const job = await create(a, { emit: { greeting: 'from b' } });
+  const done = await waitForStatus(a.client, job.job_id);
+  t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+  t.same(ranOn([a, b], job.job_id), ['host-b'], 'run on B only');
+  t.same(ranOn([a, b], hang.job_id), ['host-a']);
+  t.match(await b.client.request('jobs/result', { job_id: job.job_id }), { output: { greeting: 'from b' } });
+  t.match(await a.client.request('jobs/result', { job_id: job.job_id }), { output: { greeting: 'from b' } }, 'A answers for a job B ran');
+  const replay = await replayOf(a.client, job.job_id);
+  t.same(replay.map((e) => e.seq), replay.map((_, i) => i + 1), 'a replay on A from 0 has every event, without gaps');
+  t.match(replay.map((e) => e.type), ['status_changed', 'status_changed'], 'queued on A, then started on B');
+  t.equal(replay[replay.length - 1]?.type, 'finished');
+  const status = await a.client.request<{ jobs: Record<string, number> }>('daemon/status');
+  t.equal(status.jobs['running'], 1, 'counts are the cluster\'s');
+  await a.client.request('jobs/cancel', { job_id: hang.job_id });
+});
+
+/** Every event of a job from the start, through a subscription with replay, until it is finished. */
+async function replayOf(client: RpcClient, jobId: string): Promise<Array<{ seq: number; type: string }>> {
+  const events: Array<{ seq: number; type: string }> = [];
+  let done: () => void = () => undefined;
+  const finished = new Promise<void>((resolve) => (done = resolve));
+  const off = client.on('job/event', (params) => {
+    const event = params as { job_id: string; seq: number; type: string };
+    if (event.job_id !== jobId) return;
+    events.push(event);
+    if (event.type === 'finished') done();
+  });
+  const { subscription_id } = await client.request<{ subscription_id: string }>('jobs/subscribe', { job_id: jobId, after_seq: 0 });
+  await finished;
+  off();
+  await client.request('jobs/unsubscribe', { subscription_id });
+  return events;
+}
+
+t.test('jobs from three hosts run once each, on one host, and the queue is shared (QUEUE_FULL counts the cluster)', { skip }, async (t) => {
+  const url = await sharedStore();
+  const hosts = [await host(t, url, 'host-a', { max_concurrent: 2, max_queue: 40 }), await host(t, url, 'host-b', { max_concurrent: 2, max_queue: 40 }), await host(t, url, 'host-c', { max_concurrent: 2, max_queue: 40 })];
+  const jobs: JobView[] = [];
+  for (let i = 0; i < 30; i += 1) jobs.push(await create(hosts[i % 3] as Host, { emit: { greeting: `n${i}` } }, { engine: ENGINE_NAMES[i % 4] }));
+  for (const [i, job] of jobs.entries()) {
+    const done = await waitForStatus((hosts[(i + 1) % 3] as Host).client, job.job_id);
+    t.equal(done.status, 'succeeded', `${job.job_id}: ${JSON.stringify(done.error)}`);
+  }
+  const places = jobs.map((job) => ranOn(hosts, job.job_id));
+  t.same(places.filter((p) => p.length !== 1), [], 'each job ran on exactly one host');
+  for (const job of jobs) {
+    const where = hosts.find((h) => h.id === ranOn(hosts, job.job_id)[0]) as Host;
+    t.equal((await where.daemon.engineCalls(job.job_id)).length, 1, `${job.job_id}: one engine run`);
+  }
+  t.ok(new Set(places.flat()).size >= 2, `the work was shared (${JSON.stringify(Object.fromEntries(hosts.map((h) => [h.id, places.filter((p) => p[0] === h.id).length])))})`);
+
+  // Fill every slot, then the shared queue: the cluster's queued jobs count against max_queue.
+  const small = hosts.map((h) => h);
+  const hangs = await Promise.all(small.flatMap((h) => [create(h, { scenario: 'hang' }), create(h, { scenario: 'hang' })]));
+  for (const hang of hangs) await waitForStatus(small[0]?.client as RpcClient, hang.job_id, ['running']);
+  const waiting: JobView[] = [];
+  for (let i = 0; i < 40; i += 1) waiting.push(await create(small[i % 3] as Host, { emit: { greeting: `w${i}` } }));
+  const full = await rpcError(create(small[1] as Host, {}));
+  t.equal(full.dataCode, 'QUEUE_FULL', 'the 41st queued job in the cluster is refused, whichever host is asked');
+  t.match(await small[2]?.client.request('daemon/status'), { slots: { max: 2, used: 2, queued: 40 } }, 'the shared queue is in every host\'s count');
+  for (const hang of hangs) await small[0]?.client.request('jobs/cancel', { job_id: hang.job_id }).catch(() => undefined);
+  for (const job of waiting) t.equal((await waitForStatus(small[2]?.client as RpcClient, job.job_id)).status, 'succeeded');
+});
+
+t.test('a second daemon under a host id that is alive is refused at start', { skip }, async (t) => {
+  const url = await sharedStore();
+  await host(t, url, 'twin');
+  const folder = await mkdtemp(join(tmpdir(), 'skilld-twin-'));
+  t.teardown(() => rm(folder, { recursive: true, force: true }));
+  await t.rejects(TestDaemon.start({ dir: folder, store: 'files', config: { store: url, host_id: 'twin' } }), /another skilld runs as host "twin"/);
+});
+
+t.test('a host that stops renewing its lease: its jobs are settled by another as its restart would; resumable jobs wait for it, then HOST_LOST', { skip }, async (t) => {
+  const url = await sharedStore();
+  const lease = { lease_ttl_ms: 3000 };
+  const a = await host(t, url, 'host-a', { ...lease, max_concurrent: 3, engines: STICKY_ENGINES });
+  const running = await create(a, { scenario: 'hang' });
+  const sticky = await create(a, { scenario: 'ask' }, { execution_mode: 'interactive' });
+  t.match(sticky, { interactive_profile: { kind: 'sticky_process' } });
+  await waitForStatus(a.client, running.job_id, ['running']);
+  await waitForStatus(a.client, sticky.job_id, ['waiting_user']);
+  // B cannot start codex: A's codex jobs stay A's to run (a job whose engine no live host has would come to B, and fail there).
+  const noCodex = { codex: { command: ['/nonexistent/codex'] } };
+  const b = await host(t, url, 'host-b', { ...lease, pinned_grace_sec: 3600, engines: noCodex });
+  const pids = [Number(await waitForFile(join(a.daemon.runDir(running.job_id), 'workspace', '.fake-engine', 'pid'))), Number(await waitForFile(join(a.daemon.runDir(sticky.job_id), 'workspace', '.fake-engine', 'pid')))];
+
+  await a.daemon.kill();
+  const interrupted = await waitForStatus(b.client, running.job_id);
+  t.match(interrupted, { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED', message: /host "host-a" stopped renewing its lease/ } });
+  t.match(await waitForStatus(b.client, sticky.job_id), { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST' } });
+  // The engines were on A: B cannot reach them; A's next start stops them.
+  const a2 = await host(t, url, 'host-a', { ...lease, max_concurrent: 3 }, a.daemon.dir);
+  for (const pid of pids) await waitUntilGone(pid);
+
+  // A resumable job waiting on A when A goes: it waits for A, and continues there.
+  const resumable = await create(a2, { scenario: 'ask' }, { execution_mode: 'interactive' });
+  t.match(await waitForStatus(a2.client, resumable.job_id, ['waiting_user']), { interactive_profile: { kind: 'resumable' } });
+  await a2.daemon.kill();
+  const reaped = await b.daemon.logged((line) => line.includes('took a host for gone') && line.includes('"taken":0'));
+  t.ok(reaped, 'B took A for gone again');
+  t.match(await b.client.request('jobs/get', { job_id: resumable.job_id }), { status: 'waiting_user' }, 'a resumable wait is left for A');
+  const reply = await rpcError(b.client.request('jobs/reply', { job_id: resumable.job_id, interaction_id: 1, response: 'later' }));
+  t.match(reply, { dataCode: 'JOB_OWNER_UNREACHABLE', details: { host_id: 'host-a' } }, 'a reply on B names the host that holds the job');
+  const a3 = await host(t, url, 'host-a', { ...lease }, a.daemon.dir);
+  await a3.client.request('jobs/reply', { job_id: resumable.job_id, interaction_id: 1, response: 'back again' });
+  t.match(await waitForStatus(a3.client, resumable.job_id), { status: 'succeeded' });
+  t.match(await a3.client.request('jobs/result', { job_id: resumable.job_id }), { output: { reply: 'back again' } }, 'A came back and the job continued there');
+
+  // Gone for longer than the grace: the job fails with HOST_LOST, decided once, by the host whose grace ran out.
+  const orphan = await create(a3, { scenario: 'ask' }, { execution_mode: 'interactive' });
+  await waitForStatus(a3.client, orphan.job_id, ['waiting_user']);
+  await a3.daemon.kill();
+  const c = await host(t, url, 'host-c', { ...lease, pinned_grace_sec: 0, engines: noCodex });
+  t.match(await waitForStatus(c.client, orphan.job_id), { status: 'failed', error: { code: 'HOST_LOST', message: /host "host-a"/ } });
+});
+
+t.test('a host taken for gone while it was stopped stops itself when it runs again (exit 75), and its engine with it', { skip }, async (t) => {
+  const url = await sharedStore();
+  const lease = { lease_ttl_ms: 3000 };
+  const b = await host(t, url, 'host-b', { ...lease, max_concurrent: 1 });
+  const blocker = await create(b, { scenario: 'hang' });
+  await waitForStatus(b.client, blocker.job_id, ['running']);
+  // Run on A: B has no slot free.
+  const a = await host(t, url, 'host-a', lease);
+  const job = await create(a, { scenario: 'hang' });
+  await waitForStatus(a.client, job.job_id, ['running']);
+  const pid = Number(await waitForFile(join(a.daemon.runDir(job.job_id), 'workspace', '.fake-engine', 'pid')));
+  a.daemon.child.kill('SIGSTOP');
+  t.teardown(() => a.daemon.child.kill('SIGCONT'));
+  t.match(await waitForStatus(b.client, job.job_id), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED' } });
+  const exited = once(a.daemon.child, 'exit');
+  a.daemon.child.kill('SIGCONT');
+  const [code] = (await exited) as [number | null];
+  t.equal(code, 75, 'A found its lease taken and stopped, asking to be started again');
+  await waitUntilGone(pid);
+  t.match(await b.client.request('jobs/get', { job_id: job.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED' } }, 'what B decided stands');
+  await b.client.request('jobs/cancel', { job_id: blocker.job_id });
+});
