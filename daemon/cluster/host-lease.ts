@@ -63,7 +63,7 @@ export class HostLease {
         [this.hostId, bootToken, this.ttlMs, engines, JSON.stringify(info)],
       );
       const epoch = Number(rows[0]?.epoch);
-      await client.query('UPDATE skilld.jobs SET owner_epoch = $2 WHERE owner_host = $1', [this.hostId, epoch]);
+      await client.query(`UPDATE skilld.jobs SET owner_epoch = $2 WHERE owner_host = $1 AND status IN ('queued', 'running', 'waiting_user')`, [this.hostId, epoch]);
       // Jobs in a turn or a wait that nobody holds (left by a daemon of schema 1, which had no
       // hosts) are this daemon's to settle, as its own restart would.
       await client.query(
