@@ -128,7 +128,7 @@ t.test('a second daemon under a host id that is alive is refused at start', { sk
 
 t.test('a host that stops renewing its lease: its jobs are settled by another as its restart would; resumable jobs wait for it, then HOST_LOST', { skip }, async (t) => {
   const url = await sharedStore();
-  const lease = { lease_ttl_ms: 3000 };
+  const lease = { lease_ttl_ms: 5000 };
   const a = await host(t, url, 'host-a', { ...lease, max_concurrent: 3, engines: STICKY_ENGINES });
   const running = await create(a, { scenario: 'hang' });
   const sticky = await create(a, { scenario: 'ask' }, { execution_mode: 'interactive' });
@@ -172,7 +172,7 @@ t.test('a host that stops renewing its lease: its jobs are settled by another as
 
 t.test('a host taken for gone while it was stopped stops itself when it runs again (exit 75), and its engine with it', { skip }, async (t) => {
   const url = await sharedStore();
-  const lease = { lease_ttl_ms: 3000 };
+  const lease = { lease_ttl_ms: 5000 };
   const b = await host(t, url, 'host-b', { ...lease, max_concurrent: 1 });
   const blocker = await create(b, { scenario: 'hang' });
   await waitForStatus(b.client, blocker.job_id, ['running']);

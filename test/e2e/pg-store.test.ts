@@ -55,11 +55,11 @@ t.test('jobs, rounds and events are kept in the database across a restart, numbe
   t.ok(listed.jobs.some((j) => j.job_id === auto.job_id), 'short ids work on the database too');
 });
 
-t.test('a second daemon on the same database stops at start; the first keeps working', { skip }, async (t) => {
+t.test('a second daemon on the same database under the same host id (the hostname, by default) stops at start; the first keeps working', { skip }, async (t) => {
   const first = await TestDaemon.start({ store: 'postgres' });
   t.teardown(() => first.cleanup());
   const url = await readFile(join(first.dir, 'store-url'), 'utf8');
-  await t.rejects(TestDaemon.start({ config: { store: url } }), /exited with 1 before ready: skilld: cannot start: another skilld uses this database/);
+  await t.rejects(TestDaemon.start({ config: { store: url } }), /exited with 1 before ready: skilld: cannot start: another skilld runs as host ".+" on this store \(its lease is current\); give each daemon its own host_id/);
   t.match(await (await first.client()).request('daemon/ping'), { ok: true });
 });
 
