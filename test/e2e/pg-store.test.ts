@@ -70,10 +70,11 @@ t.test('a database set up by a newer daemon is refused, and left as it was', { s
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   t.teardown(() => client.end());
+  const steps = async (): Promise<number | undefined> => (await client.query<{ n: number }>('SELECT count(*)::integer AS n FROM skilld.schema_migrations')).rows[0]?.n;
   await client.query("INSERT INTO skilld.schema_migrations (version, name, daemon_version) VALUES (1000, 'later', '99.0.0')");
+  const before = await steps();
   await t.rejects(TestDaemon.start({ config: { store: url } }), /exited with 1 before ready: skilld: cannot start: the database schema is version 1000, newer than this daemon's/);
-  const { rows } = await client.query<{ n: number }>('SELECT count(*)::integer AS n FROM skilld.schema_migrations');
-  t.equal(rows[0]?.n, 2, 'nothing changed');
+  t.equal(await steps(), before, 'nothing changed');
 });
 
 t.test('a database that cannot be reached stops start-up, naming the problem', { skip }, async (t) => {
