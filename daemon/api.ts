@@ -50,7 +50,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       started_at: d.startedAt,
       socket: d.config.socket,
       state_dir: d.config.state_dir,
-      slots: { ...d.pool.stats(), queued: d.pool.stats().queued + (await d.router.unclaimed()) },
+      slots: await slotStats(d),
       jobs: await d.store.countByStatus(),
       skills: d.skills.counts(),
       notices: d.store.notices,
@@ -88,4 +88,10 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     },
     'jobs/unsubscribe': (params, conn) => d.subscriptions.unsubscribe(conn, (params as { subscription_id: string }).subscription_id),
   };
+}
+
+/** This daemon's slots; jobs waiting for one include those in a shared store's queue, which any host may claim. */
+async function slotStats(d: ApiDeps): Promise<{ max: number; used: number; queued: number }> {
+  const slots = d.pool.stats();
+  return { ...slots, queued: slots.queued + (await d.router.unclaimed()) };
 }

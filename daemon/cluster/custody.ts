@@ -104,12 +104,7 @@ export class Custody {
          RETURNING doc`,
         [host, this.#lease.hostId, this.#lease.epoch],
       );
-      const { rowCount } = await client.query(
-        `UPDATE skilld.jobs SET owner_host = NULL, owner_epoch = NULL WHERE owner_host = $1 AND status = 'queued' AND (doc->>'attempt')::integer = 0`,
-        [host],
-      );
-      if ((rowCount ?? 0) > 0) await client.query(`SELECT pg_notify('${QUEUED_CHANNEL}', '')`);
-      return { host_id: host, taken: taken.map((row) => row.doc), released: rowCount ?? 0 };
+      return { host_id: host, taken: taken.map((row) => row.doc), released: await releaseUnstarted(client, host) };
     });
   }
 
@@ -130,10 +125,16 @@ export class Custody {
 
   /** Clean stop: queued jobs this host holds that never started go back to the queue for the others. */
   async releaseUnstarted(): Promise<void> {
-    const { rowCount } = await this.#pool.query(
-      `UPDATE skilld.jobs SET owner_host = NULL, owner_epoch = NULL WHERE owner_host = $1 AND owner_epoch = $2 AND status = 'queued' AND (doc->>'attempt')::integer = 0`,
-      [this.#lease.hostId, this.#lease.epoch],
-    );
-    if ((rowCount ?? 0) > 0) await this.#pool.query(`SELECT pg_notify('${QUEUED_CHANNEL}', '')`);
+    await releaseUnstarted(this.#pool, this.#lease.hostId);
   }
+}
+
+/** Gives a host's queued jobs that never started back to the queue (announced); returns how many. */
+async function releaseUnstarted(db: Pick<Pool, 'query'>, hostId: string): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE skilld.jobs SET owner_host = NULL, owner_epoch = NULL WHERE owner_host = $1 AND status = 'queued' AND (doc->>'attempt')::integer = 0`,
+    [hostId],
+  );
+  if ((rowCount ?? 0) > 0) await db.query(`SELECT pg_notify('${QUEUED_CHANNEL}', '')`);
+  return rowCount ?? 0;
 }
