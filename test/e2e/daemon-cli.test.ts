@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DAEMON_BIN, ENGINE_NAMES, FIXTURES, ROOT, TEST_SKILLS } from '../helpers/daemon.js';
 import { hasTool } from '../helpers/tools.js';
+import { colourTerminalEnv } from '../helpers/terminal.js';
 import { RpcClient } from '../../rpc/client.js';
 
 const run = promisify(execFile);
@@ -95,7 +96,7 @@ const noScript = hasTool('script') ? false : 'util-linux `script` is not install
 async function onTerminal(name: string, env: Record<string, string>): Promise<string> {
   const p = await place(name);
   const command = [process.execPath, DAEMON_BIN, '--socket', p.socket, '--state-dir', p.state, '--skills-dir', TEST_SKILLS].join(' ');
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { env: cleanEnv({ HOME: p.home, ...env }), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { env: colourTerminalEnv(cleanEnv({ HOME: p.home }), env), stdio: ['pipe', 'pipe', 'pipe'] });
   const out = output(child);
   await out.seen(/skilld ready/);
   await stopThroughSocket(p.socket, child);
@@ -103,10 +104,10 @@ async function onTerminal(name: string, env: Record<string, string>): Promise<st
 }
 
 t.test('on a terminal the log is readable lines, coloured unless NO_COLOR is set, down to the last one', { skip: noScript }, async (t) => {
-  const coloured = await onTerminal('tty', { TERM: 'xterm-256color' });
+  const coloured = await onTerminal('tty', {});
   t.match(coloured, /\[\d\d:\d\d:\d\d\.\d{3}\] \x1b\[32mINFO\x1b\[39m: \x1b\[36mskilld ready\x1b\[39m/, 'time, level and message, in colour');
   t.notMatch(coloured, /"level":30/, 'no JSON line');
-  const plain = await onTerminal('tty-nocolor', { TERM: 'xterm-256color', NO_COLOR: '1' });
+  const plain = await onTerminal('tty-nocolor', { NO_COLOR: '1' });
   t.notMatch(plain, /\x1b\[/, 'NO_COLOR: no escape sequence at all');
   t.match(plain, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: skilld ready \{"version":"[^"]+","socket":/m);
   t.match(plain, /INFO: stopping \{"signal":"SIGTERM"\}/);
