@@ -85,24 +85,30 @@ export class ClusterMember {
   }
 
   async #tick(): Promise<void> {
+    let renewed: boolean;
     try {
-      const renewed = await this.#d.lease.renew(this.#missedRenewal);
-      this.#missedRenewal = false;
-      if (!renewed) {
-        this.#stopped = true;
-        this.#d.logger.error({ host_id: this.#d.lease.hostId }, 'the other hosts took this one for gone (its lease lapsed) and settled its jobs; stopping');
-        this.#d.onFenced();
-        return;
-      }
+      renewed = await this.#d.lease.renew(this.#missedRenewal);
+    } catch (error) {
+      if (!this.#missedRenewal) this.#d.logger.warn({ err: error }, 'could not reach the database to renew this host\'s lease; trying again');
+      this.#missedRenewal = true;
+      return;
+    }
+    this.#missedRenewal = false;
+    if (!renewed) {
+      this.#stopped = true;
+      this.#d.logger.error({ host_id: this.#d.lease.hostId }, 'the other hosts took this one for gone (its lease lapsed) and settled its jobs; stopping');
+      this.#d.onFenced();
+      return;
+    }
+    try {
       for (let reaped = await this.#d.custody.reapOne(); reaped !== null; reaped = await this.#d.custody.reapOne()) this.#settle(reaped);
       for (const job of await this.#d.custody.overdue(this.#d.pinnedGraceSec)) {
         const message = `host "${job.host_id}" holds this job's workspace and engine session and did not come back within pinned_grace_sec (${this.#d.pinnedGraceSec} s)`;
         this.#d.jobs.failTakenOver(job.job_id, { code: 'HOST_LOST', message });
       }
     } catch (error) {
-      if (!this.#missedRenewal) this.#d.logger.warn({ err: error }, 'could not reach the database to renew this host\'s lease; trying again');
-      this.#missedRenewal = true;
-      return;
+      // A gone host's jobs may be locked by its last transaction until the server ends it: the next tick tries again.
+      this.#d.logger.warn({ err: error }, 'could not settle the jobs of a gone host yet; the next tick tries again');
     }
     this.claimSoon();
   }

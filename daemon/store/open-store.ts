@@ -43,7 +43,7 @@ export async function openStorage(config: Config, runsDir: string, clock: Clock,
     const store = await LowdbStore.open(config.state_dir, () => clock.now());
     return { store, docs: new FolderDocs(store, runsDir), events: new EventLog(runsDir, clock), shared: null };
   }
-  const pool = openPool(config.store, logger);
+  const pool = openPool(config.store, logger, Math.floor(config.lease_ttl_ms / 3));
   try {
     const applied = await migrate(pool, version);
     if (applied.length > 0) logger.info({ versions: applied }, 'database schema brought up to date');

@@ -14,18 +14,18 @@ export function isStorageFault(error: unknown): boolean {
 }
 
 /**
- * The project's error for a write that failed: `STORAGE_UNAVAILABLE` when the storage is at
- * fault, the error itself otherwise (a bug stays a bug).
+ * The project's error for a write (or, `action` "answer", any request) that failed:
+ * `STORAGE_UNAVAILABLE` when the storage is at fault, the error itself otherwise (a bug stays a bug).
  */
-export function asStorageError(error: unknown, what: string): unknown {
+export function asStorageError(error: unknown, what: string, action: 'write' | 'answer' = 'write'): unknown {
   if (error instanceof SkilldError) return error;
   const code = fileSystemFault(error);
   if (code !== undefined) {
-    return new SkilldError('STORAGE_UNAVAILABLE', `could not write ${what} (${code}); nothing of this request was kept, and a retry can succeed once the storage recovers`, { cause: error });
+    return new SkilldError('STORAGE_UNAVAILABLE', `could not ${action} ${what} (${code}); nothing of this request was kept, and a retry can succeed once the storage recovers`, { cause: error });
   }
   const detail = databaseFaultDetail(error);
   if (detail !== undefined) {
-    return new SkilldError('STORAGE_UNAVAILABLE', `could not write ${what}: the database is unreachable (${detail}); nothing of this request was kept, and a retry can succeed once it is back`, { cause: error });
+    return new SkilldError('STORAGE_UNAVAILABLE', `could not ${action} ${what}: the database is unreachable or could not take it now (${detail}); nothing of this request was kept, and a retry can succeed`, { cause: error });
   }
   return error;
 }

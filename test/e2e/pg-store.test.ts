@@ -39,15 +39,17 @@ t.test('jobs, rounds and events are kept in the database across a restart, numbe
   t.match(await waitForStatus(c2, asked.job_id), { status: 'succeeded' });
   const history = await c2.request<{ interactions: Array<{ response: unknown }> }>('jobs/history', { job_id: asked.job_id });
   t.same(history.interactions.map((i) => i.response), [{ text: '--verbatim' }], 'the reply, stored as sent');
+  // Heard from before the subscription: the replay may come in the same read as its answer.
   const events: Event[] = [];
-  const sub = await c2.request<{ subscription_id: string }>('jobs/subscribe', { job_id: asked.job_id, after_seq: 0 });
-  t.ok(sub.subscription_id);
-  await new Promise<void>((resolve) => {
+  const finished = new Promise<void>((resolve) => {
     c2.on('job/event', (params) => {
       events.push(params as Event);
       if ((params as Event).type === 'finished') resolve();
     });
   });
+  const sub = await c2.request<{ subscription_id: string }>('jobs/subscribe', { job_id: asked.job_id, after_seq: 0 });
+  t.ok(sub.subscription_id);
+  await finished;
   t.same(events.map((e) => e.seq), events.map((_, i) => i + 1), 'one sequence across both daemons\' lives');
   const moves = events.filter((e) => e.type === 'status_changed').map((e) => e.data.to);
   t.same(moves, ['queued', 'running', 'waiting_user', 'queued', 'running', 'succeeded'], 'every move, before and after the restart');

@@ -10,6 +10,8 @@ import pg from 'pg';
 import { SkilldError } from '../../rpc/errors.js';
 import { databaseFaultDetail, isDatabaseFault } from '../../daemon/store/pg/db-faults.js';
 import { asStorageError, isStorageFault } from '../../daemon/store/storage-fault.js';
+import { createLogger } from '../../daemon/logger.js';
+import { inTransaction, openPool, type Pool, type PoolClient } from '../../daemon/store/pg/pool.js';
 import { startThrowawayPostgres, type ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';
 
 /** The error `promise` rejects with; fails the test when it resolves. */
@@ -75,7 +77,7 @@ function expectFault(t: Test, label: string, error: unknown, detail: string): vo
   t.ok(isStorageFault(error), `${label}: a storage fault`);
   const wrapped = asStorageError(error, 'the new job');
   t.ok(wrapped instanceof SkilldError && wrapped.code === 'STORAGE_UNAVAILABLE', `${label}: STORAGE_UNAVAILABLE`);
-  t.equal((wrapped as Error).message, `could not write the new job: the database is unreachable (${detail}); nothing of this request was kept, and a retry can succeed once it is back`);
+  t.equal((wrapped as Error).message, `could not write the new job: the database is unreachable or could not take it now (${detail}); nothing of this request was kept, and a retry can succeed`);
   t.equal((wrapped as Error).cause, error, `${label}: the cause is kept`);
 }
 
@@ -124,6 +126,52 @@ t.test('real errors without a server: a socket folder with no server (ENOENT), a
 
 const started = await startThrowawayPostgres();
 const skip = typeof started === 'string' ? started : false;
+
+t.test('a session frozen in a transaction: the server ends it (25P03) and frees its locks; a lock held by a busy session is waited for a bounded time (55P03)', { skip }, async (t) => {
+  const postgres = started as ThrowawayPostgres;
+  const url = await postgres.createDatabase('frozen');
+  const pool = openPool(url, createLogger('silent'), 300);
+  t.teardown(() => pool.end());
+  await pool.query('CREATE TABLE row_lock (id int PRIMARY KEY, n int)');
+  await pool.query('INSERT INTO row_lock VALUES (1, 0)');
+
+  // The frozen host: it took a row lock in a transaction, then sent nothing more until it woke.
+  const frozen = holdLock(pool, async () => undefined);
+  await frozen.holdsLock;
+  await pool.query('UPDATE row_lock SET n = n + 10 WHERE id = 1');
+  await frozen.serverEnded;
+  frozen.wake();
+  expectFault(t, 'the frozen transaction, once it wakes', await failure(frozen.done), 'Client has encountered a connection error and is not queryable');
+  t.match(await pool.query('SELECT n FROM row_lock'), { rows: [{ n: 10 }] }, 'the waiting write went through once the server ended the frozen transaction, of which nothing counted');
+  t.equal(pool.totalCount, pool.idleCount, 'the broken connection was not given back to the pool');
+
+  // A session that holds the lock and stays busy: the waiting write gives up with a retryable fault.
+  const busy = holdLock(pool, (client) => client.query('SELECT pg_sleep(600)'));
+  await busy.holdsLock;
+  expectFault(t, 'a row lock held past lock_timeout', await failure(pool.query('UPDATE row_lock SET n = n + 10 WHERE id = 1')), '55P03');
+  await pool.query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(600)'");
+  t.match(await failure(busy.done), { code: '57014' }, 'the busy one, canceled');
+  t.match(await pool.query('SELECT n FROM row_lock'), { rows: [{ n: 10 }] });
+});
+
+/** A transaction that locks the row, then does `then` (nothing: it sits idle; a long query: it is busy) until woken. */
+function holdLock(pool: Pool, then: (client: PoolClient) => Promise<unknown>): { holdsLock: Promise<void>; serverEnded: Promise<void>; wake(): void; done: Promise<void> } {
+  let wake: () => void = () => undefined;
+  const woken = new Promise<void>((resolve) => (wake = resolve));
+  let ended: () => void = () => undefined;
+  const serverEnded = new Promise<void>((resolve) => (ended = resolve));
+  let locked: () => void = () => undefined;
+  const holdsLock = new Promise<void>((resolve) => (locked = resolve));
+  const done = inTransaction(pool, async (client) => {
+    client.once('error', () => ended());
+    await client.query('UPDATE row_lock SET n = n + 1 WHERE id = 1');
+    locked();
+    await then(client);
+    await woken;
+    await client.query('UPDATE row_lock SET n = n + 100 WHERE id = 1');
+  });
+  return { holdsLock, serverEnded, wake, done };
+}
 
 t.test('real errors from a server: terminated backend, broken client, lost in-flight query, pool timeout, syntax, unique violation', { skip }, async (t) => {
   const postgres = started as ThrowawayPostgres;

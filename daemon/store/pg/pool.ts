@@ -8,17 +8,35 @@ export type PoolClient = pg.PoolClient;
  * The daemon's connections to PostgreSQL. A connection that breaks is dropped and the next query
  * opens a new one, so the pool needs nothing after the server comes back; an `error` event
  * without a listener would end the process, so every one is logged.
+ *
+ * `waitMs` bounds two waits on the server: a statement waiting for a row lock (`lock_timeout`,
+ * 55P03), and a transaction left open between statements (`idle_in_transaction_session_timeout`,
+ * which ends the session). A host that froze in the middle of a transaction (SIGSTOP, a stalled
+ * VM) would otherwise hold its locks for as long as it is frozen, and every host that touches
+ * those rows would wait with it. The daemon passes a third of its lease.
  */
-export function openPool(url: string, logger: Logger): Pool {
-  const pool = new pg.Pool({ connectionString: url, max: 8, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
+export function openPool(url: string, logger: Logger, waitMs = 5000): Pool {
+  const pool = new pg.Pool({
+    connectionString: url, max: 8, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000,
+    lock_timeout: waitMs, idle_in_transaction_session_timeout: waitMs,
+  });
   pool.on('error', (error) => logger.warn({ err: error }, 'a database connection failed'));
   return pool;
 }
 
-/** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
+/**
+ * Runs `work` in one transaction on one connection: committed when it resolves, rolled back when
+ * it throws. While the connection is checked out the pool does not listen to it, so an error the
+ * server sends between statements (the transaction ended by idle_in_transaction_session_timeout)
+ * is caught here instead of ending the process, and that connection is not used again.
+ */
 export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
+  const onError = (): void => {
+    broken = true;
+  };
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -30,7 +48,8 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
     });
     throw error;
   } finally {
-    // A connection whose rollback failed is not given to the next caller.
+    client.off('error', onError);
+    // A connection whose rollback failed, or that broke, is not given to the next caller.
     client.release(broken);
   }
 }
