@@ -9,6 +9,7 @@ import type { ProfileProbe } from './engines/probe.js';
 import type { ContainmentView } from './process/containment.js';
 import type { CreateParams } from './jobs/create-request.js';
 import { readLogs, type LogsParams } from './job-logs.js';
+import { asStorageError } from './store/storage-fault.js';
 import type { ReplyParams } from './jobs/reply-check.js';
 import type { Supervisor } from './jobs/supervisor.js';
 import type { JobRouter } from './cluster/router.js';
@@ -88,6 +89,28 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     },
     'jobs/unsubscribe': (params, conn) => d.subscriptions.unsubscribe(conn, (params as { subscription_id: string }).subscription_id),
   };
+}
+
+/**
+ * The methods, with a storage that cannot be reached answered as `STORAGE_UNAVAILABLE` (retryable)
+ * by every method, reads included, rather than as an internal error.
+ */
+export function withStorageErrors<C>(methods: Record<MethodName, MethodHandler<C>>): Record<MethodName, MethodHandler<C>> {
+  const wrapped = {} as Record<MethodName, MethodHandler<C>>;
+  for (const [name, handler] of Object.entries(methods) as Array<[MethodName, MethodHandler<C>]>) {
+    wrapped[name] = (params, context) => {
+      const translate = (error: unknown): never => {
+        throw asStorageError(error, 'the request', 'answer');
+      };
+      try {
+        const result = handler(params, context);
+        return result instanceof Promise ? result.catch(translate) : result;
+      } catch (error) {
+        return translate(error);
+      }
+    };
+  }
+  return wrapped;
 }
 
 /** This daemon's slots; jobs waiting for one include those in a shared store's queue, which any host may claim. */

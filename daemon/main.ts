@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Dispatcher } from '../rpc/dispatcher.js';
 import { bindMethods } from '../rpc/methods.js';
 import { RpcServer, type ListenTarget } from '../rpc/server.js';
-import { createApi } from './api.js';
+import { createApi, withStorageErrors } from './api.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { EngineCatalog } from './engines/info.js';
@@ -74,11 +74,11 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     profileFor: (name) => probe.profileFor(name),
     sharedQueue: membership?.member ?? null,
   });
-  const router = new JobRouter(supervisor, shared?.custody ?? null, config.host_id);
+  const router = new JobRouter(supervisor, shared === null || membership === null ? null : { custody: shared.custody, mailbox: membership.mailbox }, config.host_id);
   const subscriptions = new Subscriptions(events);
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
   const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, store, pool, skills, engines, probe, supervisor, router, queries, subscriptions, faults });
-  const dispatcher = new Dispatcher(bindMethods(api), (method, error) => faults.report('method', error, { method }));
+  const dispatcher = new Dispatcher(bindMethods(withStorageErrors(api)), (method, error) => faults.report('method', error, { method }));
   const server = new RpcServer(dispatcher, { maxConnections: config.max_connections }, (error) => faults.report('rpc_server', error));
   const watcher = await SkillWatcher.start(
     config.skills_dirs,
@@ -95,7 +95,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     (error) => logger.warn({ err: error }, 'skills watcher problem'),
   );
   await supervisor.recover();
-  await membership?.start();
+  await membership?.start((method, params) => router.carry(method, params));
   await server.listen(listen);
   const notified = await notifySystemd('READY=1', process.env);
   if (notified !== null) logger.warn({ problem: notified }, 'could not notify systemd');

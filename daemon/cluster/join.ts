@@ -7,6 +7,7 @@ import { EVENTS_CHANNEL } from '../store/pg/pg-events.js';
 import type { SharedStore } from '../store/open-store.js';
 import { QUEUED_CHANNEL } from './custody.js';
 import { bootToken } from './host-lease.js';
+import { ANSWERS_CHANNEL, type Carry, Mailbox, REQUESTS_CHANNEL } from './mailbox.js';
 import { ClusterMember, type MemberJobs } from './member.js';
 
 export interface JoinDeps {
@@ -23,8 +24,10 @@ export interface JoinDeps {
 /** This daemon among the hosts of a shared store, from joining (before recovery) to leaving (at a clean stop). */
 export interface Membership {
   member: ClusterMember;
-  /** After recovery: hear announcements and start claiming, renewing and settling. */
-  start(): Promise<void>;
+  /** Requests for jobs other hosts hold, and theirs for this host's jobs. */
+  mailbox: Mailbox;
+  /** After recovery: hear announcements, start claiming, renewing and settling, and carry out other hosts' requests with `carry`. */
+  start(carry: Carry): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -35,23 +38,30 @@ export async function joinCluster(shared: SharedStore, d: JoinDeps): Promise<Mem
     lease: shared.lease, custody: shared.custody, pool: d.pool, jobs: d.jobs, clock: d.clock, logger: d.logger,
     engines: d.engines, pinnedGraceSec: d.config.pinned_grace_sec, onFenced: d.onFenced,
   });
+  const mailbox = new Mailbox(shared.pool, shared.lease, d.clock, d.logger);
   const handlers = new Map([
     [QUEUED_CHANNEL, () => member.claimSoon()],
     [EVENTS_CHANNEL, (payload: string) => shared.events.heard(payload)],
+    [REQUESTS_CHANNEL, (payload: string) => (payload === d.config.host_id ? void mailbox.drain() : undefined)],
+    [ANSWERS_CHANNEL, (payload: string) => mailbox.answered(payload)],
   ]);
   // What was announced while the connection was away is found after each (re)connection.
   const listener = new Listener(shared.url, d.clock, d.logger, handlers, () => {
     member.claimSoon();
     shared.events.catchUp();
+    mailbox.caughtUp();
   });
   d.logger.info({ host_id: d.config.host_id, epoch: shared.lease.epoch, engines: d.engines }, 'joined the hosts of the shared store');
   return {
     member,
-    start: async () => {
+    mailbox,
+    start: async (carry) => {
       await listener.start();
       member.start();
+      mailbox.start(carry);
     },
     stop: async () => {
+      mailbox.stop();
       await member.stop().catch((error: unknown) => d.logger.warn({ err: error }, 'could not leave the hosts cleanly; the others settle this host\'s jobs once its lease lapses'));
       await listener.close();
     },

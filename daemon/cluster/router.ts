@@ -1,6 +1,7 @@
 import { SkilldError } from '../../rpc/errors.js';
 import type { ReplyParams } from '../jobs/reply-check.js';
 import type { Custody } from './custody.js';
+import type { Mailbox, RoutedMethod } from './mailbox.js';
 
 type CancelAnswer = { job_id: string; status: string; accepted: boolean };
 type ReplyAnswer = { job_id: string; status: string; accepted: true };
@@ -12,44 +13,63 @@ export interface LocalJobs {
   adopt(jobId: string): void;
 }
 
+/** The shared store's part: who holds a job, and the way to ask that host. */
+export interface ClusterRoutes {
+  custody: Custody;
+  mailbox: Mailbox;
+}
+
 /**
  * Where a request that changes a job is carried out: by this daemon when it holds the job (or
- * nobody does), else by the host that holds it. With the files store every job is this daemon's.
+ * nobody does), else by the host that holds it, through the mailbox, answered once that host
+ * stored what the request changed. With the files store every job is this daemon's.
  */
 export class JobRouter {
   readonly #local: LocalJobs;
-  readonly #custody: Custody | null;
+  readonly #cluster: ClusterRoutes | null;
   readonly #hostId: string;
 
-  constructor(local: LocalJobs, custody: Custody | null, hostId: string) {
+  constructor(local: LocalJobs, cluster: ClusterRoutes | null, hostId: string) {
     this.#local = local;
-    this.#custody = custody;
+    this.#cluster = cluster;
     this.#hostId = hostId;
   }
 
-  /** A queued job nobody holds is taken here first; if the cancel then fails, the job runs here as a claimed one would. */
-  async cancel(jobId: string): Promise<CancelAnswer> {
-    if (this.#custody === null) return this.#local.cancel(jobId);
-    const { host, took } = await this.#custody.holder(jobId, true);
-    this.#checkHere(jobId, host);
+  /**
+   * A queued job nobody holds is taken here first; if the cancel then fails, the job runs here as
+   * a claimed one would. `routed`: another host sent it here, so it goes no further.
+   */
+  async cancel(jobId: string, routed = false): Promise<CancelAnswer> {
+    if (this.#cluster === null) return this.#local.cancel(jobId);
+    const { host, took } = await this.#cluster.custody.holder(jobId, true);
+    if (this.#elsewhere(jobId, host, routed)) return this.#cluster.mailbox.send(host as string, jobId, 'jobs/cancel', { job_id: jobId }) as Promise<CancelAnswer>;
     return this.#local.cancel(jobId).catch((error: unknown) => {
       if (took) this.#local.adopt(jobId);
       throw error;
     });
   }
 
-  async reply(params: ReplyParams): Promise<ReplyAnswer> {
-    if (this.#custody !== null) this.#checkHere(params.job_id, (await this.#custody.holder(params.job_id, false)).host);
+  async reply(params: ReplyParams, routed = false): Promise<ReplyAnswer> {
+    if (this.#cluster === null) return this.#local.reply(params);
+    const { host } = await this.#cluster.custody.holder(params.job_id, false);
+    if (this.#elsewhere(params.job_id, host, routed)) return this.#cluster.mailbox.send(host as string, params.job_id, 'jobs/reply', { ...params }) as Promise<ReplyAnswer>;
     return this.#local.reply(params);
+  }
+
+  /** Carries out a request another host left for this one, as held here. */
+  carry(method: RoutedMethod, params: Record<string, unknown>): Promise<unknown> {
+    return method === 'jobs/cancel' ? this.cancel(params['job_id'] as string, true) : this.reply(params as unknown as ReplyParams, true);
   }
 
   /** Queued jobs that wait in the shared queue, for a slot of whichever host claims them (none with the files store). */
   async unclaimed(): Promise<number> {
-    return this.#custody === null ? 0 : this.#custody.unclaimed();
+    return this.#cluster === null ? 0 : this.#cluster.custody.unclaimed();
   }
 
-  #checkHere(jobId: string, host: string | null): void {
-    if (host === null || host === this.#hostId) return;
-    throw new SkilldError('JOB_OWNER_UNREACHABLE', `job ${jobId} is held by host "${host}", which runs its engine; send the request to that host's daemon`, { details: { host_id: host } });
+  /** Whether another host holds the job; a request routed here for a job that moved on meanwhile is refused, not sent again. */
+  #elsewhere(jobId: string, host: string | null, routed: boolean): boolean {
+    if (host === null || host === this.#hostId) return false;
+    if (!routed) return true;
+    throw new SkilldError('JOB_OWNER_UNREACHABLE', `job ${jobId} is now held by host "${host}"; send the request again`, { details: { host_id: host, in_doubt: false } });
   }
 }

@@ -118,6 +118,36 @@ t.test('jobs from three hosts run once each, on one host, and the queue is share
   for (const job of waiting) t.equal((await waitForStatus(small[2]?.client as RpcClient, job.job_id)).status, 'succeeded');
 });
 
+t.test('a reply or cancel sent to C for a job A holds is carried out by A, in its live process, and answered once stored', { skip }, async (t) => {
+  const url = await sharedStore();
+  const a = await host(t, url, 'host-a', { max_concurrent: 2, engines: STICKY_ENGINES });
+  // C cannot start codex: the codex jobs are A's.
+  const c = await host(t, url, 'host-c', { engines: { codex: { command: ['/nonexistent/codex'] } } });
+  const sticky = await create(a, { scenario: 'ask' }, { execution_mode: 'interactive' });
+  t.match(await waitForStatus(c.client, sticky.job_id, ['waiting_user']), { interactive_profile: { kind: 'sticky_process' } });
+  const enginePid = Number(await waitForFile(join(a.daemon.runDir(sticky.job_id), 'workspace', '.fake-engine', 'pid')));
+
+  const stale = await rpcError(c.client.request('jobs/reply', { job_id: sticky.job_id, interaction_id: 7, response: 'wrong one' }));
+  t.match(stale, { dataCode: 'INTERACTION_STALE' }, 'A\'s refusal comes back to C with its code');
+  const answer = await c.client.request('jobs/reply', { job_id: sticky.job_id, interaction_id: 1, response: '--from c', idempotency_key: 'k1' });
+  t.match(answer, { job_id: sticky.job_id, accepted: true });
+  t.same((await c.client.request<{ interactions: Array<{ response: unknown }> }>('jobs/history', { job_id: sticky.job_id })).interactions.map((i) => i.response), ['--from c'], 'stored before C answered');
+  t.match(await waitForStatus(c.client, sticky.job_id), { status: 'succeeded' });
+  t.match(await c.client.request('jobs/result', { job_id: sticky.job_id }), { output: { reply: '--from c' } });
+  const calls = await a.daemon.engineCalls(sticky.job_id);
+  t.same(calls.map((call) => call.pid), [enginePid, enginePid], 'the reply went to the live engine process on A');
+  t.equal(calls[1]?.prompt, '--from c', 'as sent');
+  await waitUntilGone(enginePid);
+  t.same(ranOn([a, c], sticky.job_id), ['host-a']);
+
+  const hang = await create(c, { scenario: 'hang' });
+  await waitForStatus(c.client, hang.job_id, ['running']);
+  const hangPid = Number(await waitForFile(join(a.daemon.runDir(hang.job_id), 'workspace', '.fake-engine', 'pid')));
+  t.match(await c.client.request('jobs/cancel', { job_id: hang.job_id }), { job_id: hang.job_id, accepted: true }, 'canceled through C');
+  t.match(await waitForStatus(c.client, hang.job_id), { status: 'canceled', error: { code: 'CANCELED_BY_USER' } });
+  await waitUntilGone(hangPid);
+});
+
 t.test('a second daemon under a host id that is alive is refused at start', { skip }, async (t) => {
   const url = await sharedStore();
   await host(t, url, 'twin');

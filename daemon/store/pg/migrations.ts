@@ -75,6 +75,24 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX jobs_claimable ON skilld.jobs (created_at, job_id) WHERE status = 'queued' AND owner_host IS NULL;
       CREATE INDEX jobs_held ON skilld.jobs (owner_host) WHERE status IN ('queued', 'running', 'waiting_user');`,
   },
+  {
+    version: 3,
+    name: 'requests one host leaves for the host that holds a job',
+    sql: `
+      CREATE TABLE skilld.requests (
+        request_id text COLLATE "C" PRIMARY KEY,
+        seq bigserial NOT NULL,
+        job_id text COLLATE "C" NOT NULL,
+        from_host text COLLATE "C" NOT NULL,
+        to_host text COLLATE "C" NOT NULL,
+        method text NOT NULL,
+        params json NOT NULL,
+        state text NOT NULL DEFAULT 'sent' CHECK (state IN ('sent', 'taken', 'answered')),
+        answer json,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX requests_waiting ON skilld.requests (to_host, seq) WHERE state = 'sent';`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
