@@ -16,10 +16,11 @@ import { p4 } from './p4-waiting.js';
 import { p5 } from './p5-deadlines.js';
 import { p6 } from './p6-reload.js';
 import { p7 } from './p7-live.js';
+import { p8 } from './p8-cluster.js';
 
-const BENCHMARKS: readonly Benchmark[] = [p1, p2, p3, p4, p5, p6, p7];
+const BENCHMARKS: readonly Benchmark[] = [p1, p2, p3, p4, p5, p6, p7, p8];
 
-const USAGE = `usage: node dist/bench/run.js [--quick] [--only P1..P7]
+const USAGE = `usage: node dist/bench/run.js [--quick] [--only P1..P8]
 
   --quick    small sizes; checks that every benchmark runs and produces numbers, never asserts timings
   --only P3  run one benchmark (may be repeated)`;

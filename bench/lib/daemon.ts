@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RpcClient } from '../../rpc/client.js';
@@ -120,6 +121,11 @@ export class BenchDaemon {
     const client = await RpcClient.connect(this.socket);
     this.#clients.push(client);
     return client;
+  }
+
+  /** Whether an engine of this daemon ran the job: the fake engine's ledger is in its workspace here. */
+  ranJob(jobId: string): boolean {
+    return existsSync(join(this.stateDir, 'runs', jobId, 'workspace', '.fake-engine', 'calls.ndjson'));
   }
 
   sample(): ProcSample {
