@@ -140,8 +140,9 @@ t.test('a session frozen in a transaction: the server ends it (25P03) and frees 
   await frozen.holdsLock;
   await pool.query('UPDATE row_lock SET n = n + 10 WHERE id = 1');
   await frozen.serverEnded;
+  const frozenEnd = failure(frozen.done);
   frozen.wake();
-  expectFault(t, 'the frozen transaction, once it wakes', await failure(frozen.done), 'Client has encountered a connection error and is not queryable');
+  expectFault(t, 'the frozen transaction, once it wakes', await frozenEnd, 'Client has encountered a connection error and is not queryable');
   t.match(await pool.query('SELECT n FROM row_lock'), { rows: [{ n: 10 }] }, 'the waiting write went through once the server ended the frozen transaction, of which nothing counted');
   t.equal(pool.totalCount, pool.idleCount, 'the broken connection was not given back to the pool');
 
@@ -149,8 +150,9 @@ t.test('a session frozen in a transaction: the server ends it (25P03) and frees 
   const busy = holdLock(pool, (client) => client.query('SELECT pg_sleep(600)'));
   await busy.holdsLock;
   expectFault(t, 'a row lock held past lock_timeout', await failure(pool.query('UPDATE row_lock SET n = n + 10 WHERE id = 1')), '55P03');
+  const busyEnd = failure(busy.done);
   await pool.query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(600)'");
-  t.match(await failure(busy.done), { code: '57014' }, 'the busy one, canceled');
+  t.match(await busyEnd, { code: '57014' }, 'the busy one, canceled');
   t.match(await pool.query('SELECT n FROM row_lock'), { rows: [{ n: 10 }] });
 });
 

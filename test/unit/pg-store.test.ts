@@ -19,6 +19,7 @@ import { jobRow, PgStore } from '../../daemon/store/pg/pg-store.js';
 import { HostLease } from '../../daemon/cluster/host-lease.js';
 import { openPool, type Pool } from '../../daemon/store/pg/pool.js';
 import type { Store } from '../../daemon/store/store.js';
+import { asStorageError } from '../../daemon/store/storage-fault.js';
 import { testPostgres } from '../helpers/daemon.js';
 import type { ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';
 
@@ -184,6 +185,55 @@ t.test('postgres documents: a job is stored with its request and skill, or not a
   await writeFile(join(skillDir, 'assets', 'bin.dat'), 'kept');
   await docs.prepare(job);
   t.equal(await readFile(join(skillDir, 'assets', 'bin.dat'), 'utf8'), 'kept', 'a second prepare finds it in place');
+});
+
+t.test('postgres documents: a create whose connection broke during its commit is read back: kept, not kept, or said to be in doubt', { skip }, async (t) => {
+  const { pool } = await database(t);
+  const runs = await tempDir(t);
+  const store = await hostStore(pool, 'host-a');
+  const request = { input: {}, parameter: {}, model: null };
+  const skillFiles = new Map([['SKILL.md', Buffer.from('# Echo\n')]]);
+  const lost = (): Error => new Error('Connection terminated unexpectedly');
+  // The driver's failure, where it cannot be brought about on demand: the connection breaks at
+  // COMMIT, after the server committed ('after') or before it got the COMMIT ('before'); and
+  // reads that fail while the database is away ('unreadable').
+  let mode: 'after' | 'before' | 'unreadable' = 'after';
+  const breaking = new Proxy(pool, {
+    get(target, key) {
+      if (key === 'query') {
+        return (...args: Parameters<Pool['query']>) => (mode === 'unreadable' ? Promise.reject(lost()) : (target.query as (...a: unknown[]) => unknown)(...args));
+      }
+      if (key !== 'connect') return Reflect.get(target, key, target) as unknown;
+      return async () => {
+        const client = await target.connect();
+        const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
+        (client as unknown as { query: unknown }).query = async (...args: unknown[]) => {
+          if (args[0] !== 'COMMIT') return query(...args);
+          if (mode !== 'before') await query(...args);
+          throw lost();
+        };
+        return client;
+      };
+    },
+  });
+  const docs = new PgDocs(breaking, runs);
+
+  const kept = makeJob(1);
+  await docs.create(kept, { request, skillFiles });
+  t.ok(await store.hasJob(kept.job_id), 'committed before the connection broke: read back, the create stands');
+
+  mode = 'before';
+  const notKept = makeJob(2);
+  const refused = await docs.create(notKept, { request, skillFiles }).then(() => null, (error: unknown) => error);
+  t.match(asStorageError(refused, 'the new job'), { code: 'STORAGE_UNAVAILABLE', message: /nothing of this request was kept/ }, 'not committed: read back, nothing was kept');
+  t.equal(await store.hasJob(notKept.job_id), false);
+
+  mode = 'unreadable';
+  const doubt = makeJob(3);
+  const inDoubt = await docs.create(doubt, { request, skillFiles }).then(() => null, (error: unknown) => error);
+  t.match(inDoubt, { code: 'STORAGE_UNAVAILABLE', details: { job_id: doubt.job_id, in_doubt: true }, message: /may have been stored: jobs\/get/ }, 'cannot be read back: said to be in doubt, with the id to ask about');
+  mode = 'after';
+  t.ok(await store.hasJob(doubt.job_id), 'it had been kept');
 });
 
 t.test('postgres events: numbered per job without gaps across daemons, heard once stored, replayed in order', { skip }, async (t) => {

@@ -1,5 +1,6 @@
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { SkilldError } from '../../../rpc/errors.js';
 import type { Pending } from '../../jobs/gate.js';
 import type { Interaction } from '../../jobs/interactions.js';
 import type { Job } from '../../jobs/job.js';
@@ -8,7 +9,7 @@ import { RunFolder } from '../../jobs/run-folder.js';
 import type { JobDocs, JobResult, NewJobDocs, StoredRequest } from '../job-docs.js';
 import { QUEUED_CHANNEL } from '../../cluster/custody.js';
 import { jobRow } from './pg-store.js';
-import { inTransaction, type Pool } from './pool.js';
+import { CommitInDoubtError, inTransaction, type Pool } from './pool.js';
 
 /**
  * Job documents in PostgreSQL, readable by every daemon of the store. The skill snapshot is kept
@@ -24,16 +25,29 @@ export class PgDocs implements JobDocs {
     this.#runsDir = runsDir;
   }
 
-  /** The record, the request and the skill's files in one transaction: the job exists with all of them or not at all. */
+  /**
+   * The record, the request and the skill's files in one transaction: the job exists with all of
+   * them or not at all. When the connection broke during the commit, the job is read back: kept,
+   * the create stands; not kept, it failed; unreadable, the error says the job may exist.
+   */
   async create(job: Job, docs: NewJobDocs): Promise<void> {
     const paths = [...docs.skillFiles.keys()];
-    await inTransaction(this.#pool, async (client) => {
-      await client.query('INSERT INTO skilld.jobs (job_id, status, skill_id, created_at, engine, doc) VALUES ($1, $2, $3, $4, $5, $6)', jobRow(job));
-      await client.query('INSERT INTO skilld.job_docs (job_id, request) VALUES ($1, $2)', [job.job_id, JSON.stringify(docs.request)]);
-      await client.query('INSERT INTO skilld.job_files (job_id, path, bytes) SELECT $1, * FROM unnest($2::text[], $3::bytea[])', [job.job_id, paths, paths.map((path) => docs.skillFiles.get(path))]);
-      // Every host's claimer hears of it once it is stored (cluster/claimer.ts).
-      await client.query(`SELECT pg_notify('${QUEUED_CHANNEL}', '')`);
-    });
+    try {
+      await inTransaction(this.#pool, async (client) => {
+        await client.query('INSERT INTO skilld.jobs (job_id, status, skill_id, created_at, engine, doc) VALUES ($1, $2, $3, $4, $5, $6)', jobRow(job));
+        await client.query('INSERT INTO skilld.job_docs (job_id, request) VALUES ($1, $2)', [job.job_id, JSON.stringify(docs.request)]);
+        await client.query('INSERT INTO skilld.job_files (job_id, path, bytes) SELECT $1, * FROM unnest($2::text[], $3::bytea[])', [job.job_id, paths, paths.map((path) => docs.skillFiles.get(path))]);
+        // Every host's claimer hears of it once it is stored (cluster/claimer.ts).
+        await client.query(`SELECT pg_notify('${QUEUED_CHANNEL}', '')`);
+      });
+    } catch (error) {
+      if (!(error instanceof CommitInDoubtError)) throw error;
+      const kept = await this.#pool.query('SELECT 1 FROM skilld.jobs WHERE job_id = $1', [job.job_id]).then((result) => result.rowCount === 1, () => null);
+      if (kept === true) return;
+      if (kept === false) throw error;
+      const message = `could not write the new job: the database connection broke while it was committed, and it cannot be read back now; the job may have been stored: jobs/get ${job.job_id} tells once the database is back`;
+      throw new SkilldError('STORAGE_UNAVAILABLE', message, { cause: error, details: { job_id: job.job_id, in_doubt: true } });
+    }
   }
 
   async request(jobId: string): Promise<StoredRequest> {

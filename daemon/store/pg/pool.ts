@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from '../../logger.js';
+import { isDatabaseFault } from './db-faults.js';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -25,14 +26,29 @@ export function openPool(url: string, logger: Logger, waitMs = 5000): Pool {
 }
 
 /**
+ * The connection broke while the server was committing: the transaction may or may not have been
+ * kept. Still a database fault (its cause is the connection's error); a caller that must know
+ * reads back what it wrote.
+ */
+export class CommitInDoubtError extends Error {
+  override readonly name = 'CommitInDoubtError';
+
+  constructor(cause: unknown) {
+    super('the database connection broke during a commit: the transaction may or may not have been kept', { cause });
+  }
+}
+
+/**
  * Runs `work` in one transaction on one connection: committed when it resolves, rolled back when
- * it throws. While the connection is checked out the pool does not listen to it, so an error the
- * server sends between statements (the transaction ended by idle_in_transaction_session_timeout)
- * is caught here instead of ending the process, and that connection is not used again.
+ * it throws; a commit whose connection broke is a CommitInDoubtError. While the connection is
+ * checked out the pool does not listen to it, so an error the server sends between statements
+ * (the transaction ended by idle_in_transaction_session_timeout) is caught here instead of ending
+ * the process, and that connection is not used again.
  */
 export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
+  let committing = false;
   const onError = (): void => {
     broken = true;
   };
@@ -40,9 +56,14 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
   try {
     await client.query('BEGIN');
     const result = await work(client);
+    committing = true;
     await client.query('COMMIT');
     return result;
   } catch (error) {
+    if (committing && isDatabaseFault(error)) {
+      broken = true;
+      throw new CommitInDoubtError(error);
+    }
     await client.query('ROLLBACK').catch(() => {
       broken = true;
     });
