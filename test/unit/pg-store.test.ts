@@ -73,6 +73,35 @@ async function hostStore(pool: Pool, hostId: string): Promise<PgStore> {
   return new SeedingStore(pool, lease, () => undefined);
 }
 
+/**
+ * The pool, with the driver's failures where they cannot be brought about on demand: the next
+ * COMMIT loses its connection after the server committed (`after`) or before it got it
+ * (`before`); reads fail while `reads` is false (the database is away).
+ */
+function breakingPool(pool: Pool): { pool: Pool; commit: 'after' | 'before' | null; reads: boolean } {
+  const lost = (): Error => new Error('Connection terminated unexpectedly');
+  const control: { pool: Pool; commit: 'after' | 'before' | null; reads: boolean } = { pool, commit: null, reads: true };
+  control.pool = new Proxy(pool, {
+    get(target, key) {
+      if (key === 'query') return (...args: unknown[]) => (control.reads ? (target.query as (...a: unknown[]) => unknown)(...args) : Promise.reject(lost()));
+      if (key !== 'connect') return Reflect.get(target, key, target) as unknown;
+      return async () => {
+        const client = await target.connect();
+        const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
+        (client as unknown as { query: unknown }).query = async (...args: unknown[]) => {
+          const breaks = control.commit;
+          if (args[0] !== 'COMMIT' || breaks === null) return query(...args);
+          control.commit = null;
+          if (breaks === 'after') await query(...args);
+          throw lost();
+        };
+        return client;
+      };
+    },
+  });
+  return control;
+}
+
 function makeJob(n: number, overrides: Partial<Job> = {}): Job {
   const created = new Date(Date.UTC(2025, 0, 1, 0, 0, n)).toISOString();
   return {
@@ -193,47 +222,58 @@ t.test('postgres documents: a create whose connection broke during its commit is
   const store = await hostStore(pool, 'host-a');
   const request = { input: {}, parameter: {}, model: null };
   const skillFiles = new Map([['SKILL.md', Buffer.from('# Echo\n')]]);
-  const lost = (): Error => new Error('Connection terminated unexpectedly');
-  // The driver's failure, where it cannot be brought about on demand: the connection breaks at
-  // COMMIT, after the server committed ('after') or before it got the COMMIT ('before'); and
-  // reads that fail while the database is away ('unreadable').
-  let mode: 'after' | 'before' | 'unreadable' = 'after';
-  const breaking = new Proxy(pool, {
-    get(target, key) {
-      if (key === 'query') {
-        return (...args: Parameters<Pool['query']>) => (mode === 'unreadable' ? Promise.reject(lost()) : (target.query as (...a: unknown[]) => unknown)(...args));
-      }
-      if (key !== 'connect') return Reflect.get(target, key, target) as unknown;
-      return async () => {
-        const client = await target.connect();
-        const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
-        (client as unknown as { query: unknown }).query = async (...args: unknown[]) => {
-          if (args[0] !== 'COMMIT') return query(...args);
-          if (mode !== 'before') await query(...args);
-          throw lost();
-        };
-        return client;
-      };
-    },
-  });
-  const docs = new PgDocs(breaking, runs);
+  const breaking = breakingPool(pool);
+  const docs = new PgDocs(breaking.pool, runs);
 
   const kept = makeJob(1);
+  breaking.commit = 'after';
   await docs.create(kept, { request, skillFiles });
   t.ok(await store.hasJob(kept.job_id), 'committed before the connection broke: read back, the create stands');
 
-  mode = 'before';
+  breaking.commit = 'before';
   const notKept = makeJob(2);
   const refused = await docs.create(notKept, { request, skillFiles }).then(() => null, (error: unknown) => error);
   t.match(asStorageError(refused, 'the new job'), { code: 'STORAGE_UNAVAILABLE', message: /nothing of this request was kept/ }, 'not committed: read back, nothing was kept');
   t.equal(await store.hasJob(notKept.job_id), false);
 
-  mode = 'unreadable';
+  breaking.commit = 'after';
+  breaking.reads = false;
   const doubt = makeJob(3);
   const inDoubt = await docs.create(doubt, { request, skillFiles }).then(() => null, (error: unknown) => error);
   t.match(inDoubt, { code: 'STORAGE_UNAVAILABLE', details: { job_id: doubt.job_id, in_doubt: true }, message: /may have been stored: jobs\/get/ }, 'cannot be read back: said to be in doubt, with the id to ask about');
-  mode = 'after';
+  breaking.reads = true;
   t.ok(await store.hasJob(doubt.job_id), 'it had been kept');
+});
+
+t.test('postgres events: a batch whose commit lost its connection is read back: stored once and heard once, whether it was kept or not', { skip }, async (t) => {
+  const { pool } = await database(t);
+  const store = await hostStore(pool, 'host-a');
+  const job = makeJob(1);
+  await store.putJob(job);
+  const breaking = breakingPool(pool);
+  const events = new PgEvents(breaking.pool, clock);
+  const heard: number[] = [];
+  events.listen((event) => heard.push(event.seq));
+  const heardAll = async (count: number): Promise<void> => {
+    for (let i = 0; i < 500 && heard.length < count; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  breaking.commit = 'after';
+  for (let i = 0; i < 3; i += 1) events.emit(job.job_id, 'output', { i });
+  await heardAll(3);
+  breaking.commit = 'before';
+  for (let i = 3; i < 5; i += 1) events.emit(job.job_id, 'output', { i });
+  await heardAll(5);
+  breaking.commit = 'after';
+  breaking.reads = false;
+  events.emit(job.job_id, 'output', { i: 5 });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  breaking.reads = true;
+  await heardAll(6);
+  await events.close(job.job_id);
+  const replay = await events.replay(job.job_id, 0);
+  t.same(replay.map((e) => (e.data as { i: number }).i), [0, 1, 2, 3, 4, 5], 'each event stored once, in order');
+  t.same(replay.map((e) => e.seq), [1, 2, 3, 4, 5, 6], 'no gap, no repeat');
+  t.same(heard, [1, 2, 3, 4, 5, 6], 'each heard once');
 });
 
 t.test('postgres events: numbered per job without gaps across daemons, heard once stored, replayed in order', { skip }, async (t) => {

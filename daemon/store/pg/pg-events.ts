@@ -1,6 +1,6 @@
 import type { Clock, Timer } from '../../clock.js';
 import { keepNewest, MAX_UNWRITTEN_EVENT_BYTES, type EventListener, type JobEventRecord, type JobEvents, type JobEventType } from '../../jobs/events.js';
-import { inTransaction, type Pool } from './pool.js';
+import { CommitInDoubtError, inTransaction, type Pool } from './pool.js';
 
 /** An event waiting to be stored: it gets its number when it is. */
 interface Unstored {
@@ -12,6 +12,8 @@ interface Unstored {
 
 interface JobQueue {
   buffered: Unstored[];
+  /** A batch whose commit lost its connection: read back before anything else is stored, so that it is never stored twice. */
+  doubt: Unstored[] | null;
   scheduled: boolean;
   tail: Promise<void>;
   /** The job is finished: the queue goes once nothing is left to store. */
@@ -134,7 +136,7 @@ export class PgEvents implements JobEvents {
     const queue = this.#queues.get(jobId);
     if (queue === undefined) return;
     queue.closed = true;
-    if (queue.buffered.length > 0) this.#schedule(jobId, queue);
+    if (queue.buffered.length > 0 || queue.doubt !== null) this.#schedule(jobId, queue);
     await queue.tail;
     this.#forgetIfDone(jobId, queue);
   }
@@ -148,7 +150,7 @@ export class PgEvents implements JobEvents {
   #queue(jobId: string): JobQueue {
     let queue = this.#queues.get(jobId);
     if (queue === undefined) {
-      queue = { buffered: [], scheduled: false, tail: Promise.resolve(), closed: false };
+      queue = { buffered: [], doubt: null, scheduled: false, tail: Promise.resolve(), closed: false };
       this.#queues.set(jobId, queue);
     }
     return queue;
@@ -162,14 +164,16 @@ export class PgEvents implements JobEvents {
 
   async #write(jobId: string, queue: JobQueue): Promise<void> {
     queue.scheduled = false;
+    if (queue.doubt !== null && !(await this.#settleDoubt(jobId, queue))) return;
     const batch = queue.buffered;
     queue.buffered = [];
-    if (batch.length === 0) return;
+    if (batch.length === 0) return this.#forgetIfDone(jobId, queue);
     let stored: JobEventRecord[];
     try {
       stored = await inTransaction(this.#pool, (client) => storeBatch(client, jobId, batch));
-    } catch {
-      queue.buffered = keepNewest([...batch, ...queue.buffered], MAX_UNWRITTEN_EVENT_BYTES, (event) => Buffer.byteLength(event.data) + event.ts.length + event.type.length);
+    } catch (error) {
+      if (error instanceof CommitInDoubtError) queue.doubt = batch;
+      queue.buffered = keepNewest([...(error instanceof CommitInDoubtError ? [] : batch), ...queue.buffered], MAX_UNWRITTEN_EVENT_BYTES, unstoredSize);
       this.#retryLater();
       return;
     }
@@ -177,17 +181,49 @@ export class PgEvents implements JobEvents {
     this.#forgetIfDone(jobId, queue);
   }
 
+  /**
+   * Whether the batch in doubt was stored: it was when the job's last events are that batch
+   * (only the job's holder stores its events, one batch at a time). Heard if so, put back first
+   * in line if not; false when the database could not be read (another try later).
+   */
+  async #settleDoubt(jobId: string, queue: JobQueue): Promise<boolean> {
+    const doubt = queue.doubt as Unstored[];
+    let rows: Array<{ seq: number; ts: string; type: JobEventType; data: string }>;
+    try {
+      ({ rows } = await this.#pool.query<{ seq: number; ts: string; type: JobEventType; data: string }>(
+        'SELECT seq, ts, type, data::text AS data FROM skilld.events WHERE job_id = $1 ORDER BY seq DESC LIMIT $2',
+        [jobId, doubt.length],
+      ));
+    } catch {
+      this.#retryLater();
+      return false;
+    }
+    queue.doubt = null;
+    const last = rows.reverse();
+    const kept = last.length === doubt.length && last.every((row, i) => row.ts === doubt[i]?.ts && row.type === doubt[i]?.type && row.data === doubt[i]?.data);
+    if (!kept) {
+      queue.buffered = [...doubt, ...queue.buffered];
+      return true;
+    }
+    for (const row of last) this.#hear({ job_id: jobId, seq: row.seq, ts: row.ts, type: row.type, data: JSON.parse(row.data) as unknown });
+    return true;
+  }
+
   #forgetIfDone(jobId: string, queue: JobQueue): void {
-    if (queue.closed && queue.buffered.length === 0 && !queue.scheduled && this.#queues.get(jobId) === queue) this.#queues.delete(jobId);
+    if (queue.closed && queue.buffered.length === 0 && queue.doubt === null && !queue.scheduled && this.#queues.get(jobId) === queue) this.#queues.delete(jobId);
   }
 
   #retryLater(): void {
     if (this.#retry !== null) return;
     this.#retry = this.#clock.setTimer(RETRY_MS, () => {
       this.#retry = null;
-      for (const [jobId, queue] of this.#queues) if (queue.buffered.length > 0) this.#schedule(jobId, queue);
+      for (const [jobId, queue] of this.#queues) if (queue.buffered.length > 0 || queue.doubt !== null) this.#schedule(jobId, queue);
     });
   }
+}
+
+function unstoredSize(event: Unstored): number {
+  return Buffer.byteLength(event.data) + event.ts.length + event.type.length;
 }
 
 /** Numbers the batch from the job's row and stores it; a job that is not stored takes no events. */
