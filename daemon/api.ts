@@ -99,18 +99,19 @@ export function withStorageErrors<C>(methods: Record<MethodName, MethodHandler<C
   const wrapped = {} as Record<MethodName, MethodHandler<C>>;
   for (const [name, handler] of Object.entries(methods) as Array<[MethodName, MethodHandler<C>]>) {
     wrapped[name] = (params, context) => {
-      const translate = (error: unknown): never => {
-        throw asStorageError(error, 'the request', 'answer');
-      };
       try {
         const result = handler(params, context);
-        return result instanceof Promise ? result.catch(translate) : result;
+        return result instanceof Promise ? result.catch(storageFailure) : result;
       } catch (error) {
-        return translate(error);
+        return storageFailure(error);
       }
     };
   }
   return wrapped;
+}
+
+function storageFailure(error: unknown): never {
+  throw asStorageError(error, 'the request', 'answer');
 }
 
 /** This daemon's slots; jobs waiting for one include those in a shared store's queue, which any host may claim. */

@@ -3,7 +3,7 @@ import { isErrorCode, SkilldError } from '../../rpc/errors.js';
 import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Pool } from '../store/pg/pool.js';
-import { asStorageError, isStorageFault } from '../store/storage-fault.js';
+import { asStorageError } from '../store/storage-fault.js';
 import type { HostLease } from './host-lease.js';
 
 /** A request was left for a host: the payload is that host's id. */
@@ -170,7 +170,7 @@ export class Mailbox {
   }
 
   #wireError(error: unknown, method: RoutedMethod): WireError {
-    const known = isStorageFault(error) ? asStorageError(error, 'the request') : error;
+    const known = asStorageError(error, 'the request');
     if (known instanceof SkilldError) return { code: known.code, message: known.message, ...(known.details === undefined ? {} : { details: known.details }) };
     this.#logger.error({ err: error, method }, 'a request another host left for this one failed');
     return { code: 'INTERNAL_ERROR', message: 'internal error' };

@@ -172,8 +172,10 @@ export class PgEvents implements JobEvents {
     try {
       stored = await inTransaction(this.#pool, (client) => storeBatch(client, jobId, batch));
     } catch (error) {
+      // A batch in doubt waits apart, to be read back; any other goes back first in line.
       if (error instanceof CommitInDoubtError) queue.doubt = batch;
-      queue.buffered = keepNewest([...(error instanceof CommitInDoubtError ? [] : batch), ...queue.buffered], MAX_UNWRITTEN_EVENT_BYTES, unstoredSize);
+      else queue.buffered = [...batch, ...queue.buffered];
+      queue.buffered = keepNewest(queue.buffered, MAX_UNWRITTEN_EVENT_BYTES, unstoredSize);
       this.#retryLater();
       return;
     }
