@@ -5,13 +5,25 @@ import { HostLease } from './host-lease.js';
 /** The channel a new or released queued job is announced on: every host's claimer listens. */
 export const QUEUED_CHANNEL = 'skilld_queued';
 
-/** A host taken for gone, and what its jobs now need. */
+/** SQL: the job waits in a live process (its reply goes to that process). */
+const STICKY = `coalesce(doc->'interactive_profile'->>'kind' = 'sticky_process', false)`;
+
+/** A host taken for gone, and what became of its jobs. */
 export interface ReapedHost {
   host_id: string;
-  /** Jobs in a turn or in a sticky wait, now held by this host to be failed: their processes were on the gone host. */
-  taken: Job[];
+  /** Jobs in a turn or in a sticky wait, now held by this host to be failed (see `takenOver`): their processes were on the gone host. */
+  taken: number;
   /** Queued jobs that had not started, given back to the queue. */
   released: number;
+}
+
+/** A job this host took from a gone host, to fail it as that host's restart would. */
+export interface TakenJob {
+  job_id: string;
+  status: Job['status'];
+  sticky: boolean;
+  /** The gone host. */
+  taken_from: string;
 }
 
 /**
@@ -19,6 +31,8 @@ export interface ReapedHost {
  * queued jobs nobody holds yet are claimed by a host with a free slot and the engine; a job keeps
  * its holder from its first turn to its end, since its workspace and engine session are on that
  * host. Every change of holder is one compare-and-set, so two hosts never hold a job at once.
+ * A job taken from a gone host is marked with it (`taken_from`) in the statement that takes it,
+ * so that it is failed even when that statement's answer was lost with the connection.
  */
 export class Custody {
   readonly #pool: Pool;
@@ -79,7 +93,7 @@ export class Custody {
   /**
    * Takes for gone one host whose lease lapsed, if any, in one transaction: its epoch moves on
    * (its late writes are refused), its jobs in a turn or a sticky wait pass to this host to be
-   * failed, and its queued jobs that never started go back to the queue. Jobs whose next turn
+   * failed (`takenOver`), and its queued jobs that never started go back to the queue. Jobs whose next turn
    * needs its files (a resumable wait, a resumed job) stay with it for `graceSec` (see `overdue`).
    * Only a host that has renewed its own lease for a whole lease reaps, and not in the first
    * lease after the database started: after an outage every host gets the time to renew first.
@@ -98,29 +112,46 @@ export class Custody {
       const host = dead[0]?.host_id;
       if (host === undefined) return null;
       await client.query(`UPDATE skilld.hosts SET state = 'reaped', epoch = epoch + 1, left_at = coalesce(left_at, now()) WHERE host_id = $1`, [host]);
-      const { rows: taken } = await client.query<{ doc: Job }>(
-        `UPDATE skilld.jobs SET owner_host = $2, owner_epoch = $3
-         WHERE owner_host = $1 AND (status = 'running' OR (status = 'waiting_user' AND doc->'interactive_profile'->>'kind' = 'sticky_process'))
-         RETURNING doc`,
+      const { rowCount: taken } = await client.query(
+        `UPDATE skilld.jobs SET owner_host = $2, owner_epoch = $3, taken_from = $1
+         WHERE owner_host = $1 AND (status = 'running' OR (status = 'waiting_user' AND ${STICKY}))`,
         [host, this.#lease.hostId, this.#lease.epoch],
       );
-      return { host_id: host, taken: taken.map((row) => row.doc), released: await releaseUnstarted(client, host) };
+      return { host_id: host, taken: taken ?? 0, released: await releaseUnstarted(client, host) };
     });
   }
 
-  /** Jobs left with a gone host for longer than `graceSec`: this host takes them, to fail them (HOST_LOST). */
-  async overdue(graceSec: number): Promise<{ job_id: string; host_id: string }[]> {
-    const { rows } = await this.#pool.query<{ job_id: string; host_id: string }>(
+  /** Jobs left with a gone host for longer than `graceSec` (they wait for its files): this host takes them, to fail them (`takenOver`). Returns how many. */
+  async overdue(graceSec: number): Promise<number> {
+    const { rowCount } = await this.#pool.query(
       `WITH o AS (
          SELECT j.job_id, h.host_id FROM skilld.jobs j JOIN skilld.hosts h ON h.host_id = j.owner_host
          WHERE j.status IN ('queued', 'running', 'waiting_user') AND h.state = 'reaped' AND h.left_at <= now() - $3 * interval '1 second'
          ORDER BY j.job_id LIMIT 100 FOR UPDATE OF j SKIP LOCKED)
-       UPDATE skilld.jobs j SET owner_host = $1, owner_epoch = $2 FROM o
-       WHERE j.job_id = o.job_id AND ${HostLease.fence('$1', '$2')}
-       RETURNING j.job_id, o.host_id`,
+       UPDATE skilld.jobs j SET owner_host = $1, owner_epoch = $2, taken_from = o.host_id FROM o
+       WHERE j.job_id = o.job_id AND ${HostLease.fence('$1', '$2')}`,
       [this.#lease.hostId, this.#lease.epoch, graceSec],
     );
+    return rowCount ?? 0;
+  }
+
+  /** The active jobs this host took from gone hosts: each is to be failed, whether or not the statement that took it was answered. */
+  async takenOver(): Promise<TakenJob[]> {
+    const { rows } = await this.#pool.query<TakenJob>(
+      `SELECT job_id, status, ${STICKY} AS sticky, taken_from FROM skilld.jobs
+       WHERE owner_host = $1 AND taken_from IS NOT NULL AND status IN ('queued', 'running', 'waiting_user') ORDER BY job_id`,
+      [this.#lease.hostId],
+    );
     return rows;
+  }
+
+  /** The queued jobs this host holds to run; a claim whose answer was lost leaves some that nothing here waits for (cluster/member.ts). */
+  async heldQueued(): Promise<string[]> {
+    const { rows } = await this.#pool.query<{ job_id: string }>(
+      `SELECT job_id FROM skilld.jobs WHERE owner_host = $1 AND status = 'queued' AND taken_from IS NULL ORDER BY job_id`,
+      [this.#lease.hostId],
+    );
+    return rows.map((row) => row.job_id);
   }
 
   /** Clean stop: queued jobs this host holds that never started go back to the queue for the others. */

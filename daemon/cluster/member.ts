@@ -2,7 +2,7 @@ import type { Clock, Timer } from '../clock.js';
 import type { JobError } from '../jobs/job.js';
 import type { Logger } from '../logger.js';
 import type { SlotPool } from '../slots/pool.js';
-import type { Custody, ReapedHost } from './custody.js';
+import type { Custody, TakenJob } from './custody.js';
 import type { HostLease } from './host-lease.js';
 
 /** What the member asks of the daemon's supervisor. */
@@ -31,6 +31,12 @@ export interface MemberDeps {
  * This daemon as one host of a shared store: every third of a lease it renews its lease, settles
  * hosts whose lease lapsed and jobs left with them past the grace, and claims queued jobs for its
  * free slots. Claims also run at once when a job is announced or a slot frees up.
+ *
+ * What the database says this host holds is settled from the database each time, not from the
+ * answers of the statements that took it: a statement whose connection broke may have taken jobs
+ * all the same. Jobs taken from a gone host are failed, and queued jobs this host holds that no
+ * slot here waits for (on two rounds running, so that a claim on its way is not taken for one)
+ * are queued for a slot.
  */
 export class ClusterMember {
   readonly #d: MemberDeps;
@@ -39,6 +45,10 @@ export class ClusterMember {
   #claimAgain = false;
   #missedRenewal = false;
   #stopped = false;
+  /** Taken jobs being failed: each is handed over once. */
+  readonly #failing = new Set<string>();
+  /** Held queued jobs that no slot here waited for at the last round. */
+  #strays = new Set<string>();
 
   constructor(deps: MemberDeps) {
     this.#d = deps;
@@ -78,13 +88,14 @@ export class ClusterMember {
 
   #arm(delayMs: number): void {
     this.#timer = this.#d.clock.setTimer(delayMs, () => {
-      void this.#tick().finally(() => {
+      void this.tick().finally(() => {
         if (!this.#stopped) this.#arm(this.#d.lease.ttlMs / 3);
       });
     });
   }
 
-  async #tick(): Promise<void> {
+  /** One round, as the timer runs it every third of a lease: renew, settle the gone, adopt strays, claim. */
+  async tick(): Promise<void> {
     let renewed: boolean;
     try {
       renewed = await this.#d.lease.renew(this.#missedRenewal);
@@ -101,27 +112,48 @@ export class ClusterMember {
       return;
     }
     try {
-      for (let reaped = await this.#d.custody.reapOne(); reaped !== null; reaped = await this.#d.custody.reapOne()) this.#settle(reaped);
-      for (const job of await this.#d.custody.overdue(this.#d.pinnedGraceSec)) {
-        const message = `host "${job.host_id}" holds this job's workspace and engine session and did not come back within pinned_grace_sec (${this.#d.pinnedGraceSec} s)`;
-        this.#d.jobs.failTakenOver(job.job_id, { code: 'HOST_LOST', message });
+      for (let reaped = await this.#d.custody.reapOne(); reaped !== null; reaped = await this.#d.custody.reapOne()) {
+        this.#d.logger.warn(reaped, 'took a host for gone; settling its jobs');
       }
+      await this.#d.custody.overdue(this.#d.pinnedGraceSec);
+      this.#failTaken(await this.#d.custody.takenOver());
+      this.#adoptStrays(await this.#d.custody.heldQueued());
     } catch (error) {
-      // A gone host's jobs may be locked by its last transaction until the server ends it: the next tick tries again.
-      this.#d.logger.warn({ err: error }, 'could not settle the jobs of a gone host yet; the next tick tries again');
+      // A gone host's jobs may be locked by its last transaction until the server ends it: the next round tries again.
+      this.#d.logger.warn({ err: error }, 'could not settle the jobs of gone hosts or of this one yet; the next round tries again');
     }
     this.claimSoon();
+    await this.#claiming;
   }
 
-  #settle(reaped: ReapedHost): void {
-    const gone = `host "${reaped.host_id}" stopped renewing its lease`;
-    this.#d.logger.warn({ host_id: reaped.host_id, taken: reaped.taken.length, released: reaped.released }, 'took a host for gone; settling its jobs');
-    for (const job of reaped.taken) {
-      const error: JobError = job.status === 'running'
-        ? { code: 'DAEMON_RESTART_INTERRUPTED', message: `${gone} while this turn ran there` }
-        : { code: 'INTERACTION_PROCESS_LOST', message: `the live engine process was on a host that is gone: ${gone} while the job waited` };
-      this.#d.jobs.failTakenOver(job.job_id, error);
+  /** Fails each job taken from a gone host as that host's restart would have. */
+  #failTaken(taken: readonly TakenJob[]): void {
+    const active = new Set(taken.map((job) => job.job_id));
+    for (const jobId of this.#failing) if (!active.has(jobId)) this.#failing.delete(jobId);
+    for (const job of taken) {
+      if (this.#failing.has(job.job_id)) continue;
+      this.#failing.add(job.job_id);
+      this.#d.jobs.failTakenOver(job.job_id, this.#takenError(job));
     }
+  }
+
+  #takenError(job: TakenJob): JobError {
+    const gone = `host "${job.taken_from}" stopped renewing its lease`;
+    if (job.status === 'running') return { code: 'DAEMON_RESTART_INTERRUPTED', message: `${gone} while this turn ran there` };
+    if (job.sticky) return { code: 'INTERACTION_PROCESS_LOST', message: `the live engine process was on a host that is gone: ${gone} while the job waited` };
+    return { code: 'HOST_LOST', message: `host "${job.taken_from}" holds this job's workspace and engine session and did not come back within pinned_grace_sec (${this.#d.pinnedGraceSec} s)` };
+  }
+
+  /** Queues for a slot the held queued jobs nothing here has waited for since the last round. */
+  #adoptStrays(held: readonly string[]): void {
+    const strays = new Set(held.filter((jobId) => !this.#d.pool.has(jobId)));
+    for (const jobId of strays) {
+      if (!this.#strays.has(jobId)) continue;
+      strays.delete(jobId);
+      this.#d.logger.warn({ job_id: jobId }, 'this host holds a queued job nothing here waited for (a claim whose answer was lost); queuing it for a slot');
+      this.#d.jobs.adopt(jobId);
+    }
+    this.#strays = strays;
   }
 
   async #claim(): Promise<void> {

@@ -44,6 +44,11 @@ export class SlotPool {
     return this.#holders.has(jobId);
   }
 
+  /** The job holds a slot or waits for one. */
+  has(jobId: string): boolean {
+    return this.#holders.has(jobId) || this.#waiters.has(jobId);
+  }
+
   stats(): { max: number; used: number; queued: number } {
     return { max: this.max, used: this.#holders.size, queued: this.#waiters.size };
   }

@@ -21,6 +21,8 @@ import { openPool, type Pool } from '../../daemon/store/pg/pool.js';
 import type { Store } from '../../daemon/store/store.js';
 import { asStorageError } from '../../daemon/store/storage-fault.js';
 import { testPostgres } from '../helpers/daemon.js';
+import { makeJob } from '../helpers/jobs.js';
+import { losingPool } from '../helpers/losing-pool.js';
 import type { ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';
 
 const started = await testPostgres();
@@ -73,44 +75,9 @@ async function hostStore(pool: Pool, hostId: string): Promise<PgStore> {
   return new SeedingStore(pool, lease, () => undefined);
 }
 
-/**
- * The pool, with the driver's failures where they cannot be brought about on demand: the next
- * COMMIT loses its connection after the server committed (`after`) or before it got it
- * (`before`); reads fail while `reads` is false (the database is away).
- */
-function breakingPool(pool: Pool): { pool: Pool; commit: 'after' | 'before' | null; reads: boolean } {
-  const lost = (): Error => new Error('Connection terminated unexpectedly');
-  const control: { pool: Pool; commit: 'after' | 'before' | null; reads: boolean } = { pool, commit: null, reads: true };
-  control.pool = new Proxy(pool, {
-    get(target, key) {
-      if (key === 'query') return (...args: unknown[]) => (control.reads ? (target.query as (...a: unknown[]) => unknown)(...args) : Promise.reject(lost()));
-      if (key !== 'connect') return Reflect.get(target, key, target) as unknown;
-      return async () => {
-        const client = await target.connect();
-        const query = client.query.bind(client) as (...a: unknown[]) => Promise<unknown>;
-        (client as unknown as { query: unknown }).query = async (...args: unknown[]) => {
-          const breaks = control.commit;
-          if (args[0] !== 'COMMIT' || breaks === null) return query(...args);
-          control.commit = null;
-          if (breaks === 'after') await query(...args);
-          throw lost();
-        };
-        return client;
-      };
-    },
-  });
-  return control;
-}
-
-function makeJob(n: number, overrides: Partial<Job> = {}): Job {
-  const created = new Date(Date.UTC(2025, 0, 1, 0, 0, n)).toISOString();
-  return {
-    job_id: `job-${String(n).padStart(4, '0')}`, skill_id: 'echo-auto', skill_version: '1.0.0', engine: 'codex', execution_mode: 'auto', status: 'queued',
-    interactive_require_user_reply: true, session_timeout_sec: 1200, hard_timeout_sec: 3600, model: null, interactive_profile: null, attempt: 0, max_attempt: null,
-    pending_interaction_id: null, wait_deadline_at: null, session_handle: null, warnings: [], error: null,
-    created_at: created, updated_at: created, started_at: null, finished_at: null, ...overrides,
-  };
-}
+/** The next COMMIT loses its connection after the server committed, or before it got it. */
+const COMMIT_KEPT = { sql: /^COMMIT$/, sent: true };
+const COMMIT_LOST = { sql: /^COMMIT$/, sent: false };
 
 t.test('migrations: applied once, by one of several daemons starting together; a newer schema is refused', { skip }, async (t) => {
   const url = await postgres.createDatabase('migrate');
@@ -222,21 +189,21 @@ t.test('postgres documents: a create whose connection broke during its commit is
   const store = await hostStore(pool, 'host-a');
   const request = { input: {}, parameter: {}, model: null };
   const skillFiles = new Map([['SKILL.md', Buffer.from('# Echo\n')]]);
-  const breaking = breakingPool(pool);
+  const breaking = losingPool(pool);
   const docs = new PgDocs(breaking.pool, runs);
 
   const kept = makeJob(1);
-  breaking.commit = 'after';
+  breaking.lose = COMMIT_KEPT;
   await docs.create(kept, { request, skillFiles });
   t.ok(await store.hasJob(kept.job_id), 'committed before the connection broke: read back, the create stands');
 
-  breaking.commit = 'before';
+  breaking.lose = COMMIT_LOST;
   const notKept = makeJob(2);
   const refused = await docs.create(notKept, { request, skillFiles }).then(() => null, (error: unknown) => error);
   t.match(asStorageError(refused, 'the new job'), { code: 'STORAGE_UNAVAILABLE', message: /nothing of this request was kept/ }, 'not committed: read back, nothing was kept');
   t.equal(await store.hasJob(notKept.job_id), false);
 
-  breaking.commit = 'after';
+  breaking.lose = COMMIT_KEPT;
   breaking.reads = false;
   const doubt = makeJob(3);
   const inDoubt = await docs.create(doubt, { request, skillFiles }).then(() => null, (error: unknown) => error);
@@ -250,20 +217,20 @@ t.test('postgres events: a batch whose commit lost its connection is read back: 
   const store = await hostStore(pool, 'host-a');
   const job = makeJob(1);
   await store.putJob(job);
-  const breaking = breakingPool(pool);
+  const breaking = losingPool(pool);
   const events = new PgEvents(breaking.pool, clock);
   const heard: number[] = [];
   events.listen((event) => heard.push(event.seq));
   const heardAll = async (count: number): Promise<void> => {
     for (let i = 0; i < 500 && heard.length < count; i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
   };
-  breaking.commit = 'after';
+  breaking.lose = COMMIT_KEPT;
   for (let i = 0; i < 3; i += 1) events.emit(job.job_id, 'output', { i });
   await heardAll(3);
-  breaking.commit = 'before';
+  breaking.lose = COMMIT_LOST;
   for (let i = 3; i < 5; i += 1) events.emit(job.job_id, 'output', { i });
   await heardAll(5);
-  breaking.commit = 'after';
+  breaking.lose = COMMIT_KEPT;
   breaking.reads = false;
   events.emit(job.job_id, 'output', { i: 5 });
   await new Promise((resolve) => setTimeout(resolve, 50));

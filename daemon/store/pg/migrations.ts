@@ -93,6 +93,11 @@ const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX requests_waiting ON skilld.requests (to_host, seq) WHERE state = 'sent';`,
   },
+  {
+    version: 4,
+    name: 'the gone host a job was taken from, to be failed',
+    sql: `ALTER TABLE skilld.jobs ADD COLUMN taken_from text COLLATE "C";`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;

@@ -52,9 +52,12 @@ export class PgStore implements Store {
     return { jobs, next: rows.length > query.limit ? (jobs[jobs.length - 1]?.job_id ?? null) : null };
   }
 
-  /** This host's: the ones it holds. */
+  /** This host's: the ones it holds, but not those it took from a gone host only to fail them (cluster/member.ts settles those). */
   async activeJobs(): Promise<Job[]> {
-    const { rows } = await this.#pool.query<{ doc: Job }>('SELECT doc FROM skilld.jobs WHERE status = ANY($1) AND owner_host = $2 ORDER BY created_at, job_id', [ACTIVE_STATUSES, this.#lease.hostId]);
+    const { rows } = await this.#pool.query<{ doc: Job }>(
+      'SELECT doc FROM skilld.jobs WHERE status = ANY($1) AND owner_host = $2 AND taken_from IS NULL ORDER BY created_at, job_id',
+      [ACTIVE_STATUSES, this.#lease.hostId],
+    );
     return rows.map((row) => row.doc);
   }
 
