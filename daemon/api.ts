@@ -8,7 +8,7 @@ import type { Faults } from './faults.js';
 import type { ProfileProbe } from './engines/probe.js';
 import type { ContainmentView } from './process/containment.js';
 import type { CreateParams } from './jobs/create-request.js';
-import { readLogs, type LogsParams } from './job-logs.js';
+import type { LogsParams } from './job-logs.js';
 import { asStorageError } from './store/storage-fault.js';
 import type { ReplyParams } from './jobs/reply-check.js';
 import type { Supervisor } from './jobs/supervisor.js';
@@ -81,7 +81,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     'jobs/reply': (params) => d.router.reply(params as ReplyParams),
     'jobs/history': (params) => d.queries.history((params as { job_id: string }).job_id),
     'jobs/result': (params) => d.queries.result((params as { job_id: string }).job_id),
-    'jobs/logs': (params) => readLogs(d.supervisor, params as LogsParams),
+    'jobs/logs': (params) => d.router.logs(params as LogsParams),
     'jobs/subscribe': async (params, conn) => {
       const p = params as { job_id?: string; after_seq?: number };
       if (p.job_id !== undefined) await d.queries.requireJob(p.job_id);

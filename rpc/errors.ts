@@ -37,7 +37,7 @@ export const ERROR_CODES = {
   RESPONSE_TOO_LARGE: { rpc: 3002, kind: 'request', retryable: false, meaning: 'The answer would exceed 8 MiB; ask for less at a time or send a smaller batch.' },
   SERVER_BUSY: { rpc: 3003, kind: 'request', retryable: true, meaning: 'max_connections clients are connected, or unfinished request lines hold the shared buffer; the connection is closed.' },
   STORAGE_UNAVAILABLE: { rpc: 3004, kind: 'request', retryable: true, meaning: 'The state could not be written (disk full, I/O error, database unreachable); nothing of the request was kept.' },
-  JOB_OWNER_UNREACHABLE: { rpc: 3005, kind: 'request', retryable: true, meaning: 'The job is held by another host of the shared store, which is not running or did not take the request; nothing of it was kept, unless details.in_doubt says the host went away while carrying it out.' },
+  JOB_OWNER_UNREACHABLE: { rpc: 3005, kind: 'request', retryable: true, meaning: 'The job is held by another host of the shared store (for jobs/logs: ran there), which is not running or did not take the request; nothing of it was kept, unless details.in_doubt says the host went away while carrying it out.' },
   ENGINE_SPAWN_FAILED: { rpc: 4001, kind: 'job', retryable: true, meaning: 'The engine executable could not be started.' },
   ENGINE_EXIT_NONZERO: { rpc: 4002, kind: 'job', retryable: true, meaning: 'The engine exited with a non-zero code or a signal.' },
   OUTPUT_INVALID: { rpc: 4003, kind: 'job', retryable: true, meaning: "The turn's output is missing or does not match the output schema." },

@@ -90,6 +90,12 @@ export class Custody {
     return { host: rows[0]?.owner_host ?? null, took: false };
   }
 
+  /** The host whose run folder has the job's logs: the one that ran its turns (for a job taken from a gone host, that host). Null when none did or the job is unknown. */
+  async logsHost(jobId: string): Promise<string | null> {
+    const { rows } = await this.#pool.query<{ host: string | null }>(`SELECT coalesce(taken_from, owner_host) AS host FROM skilld.jobs WHERE job_id = $1`, [jobId]);
+    return rows[0]?.host ?? null;
+  }
+
   /**
    * Takes for gone one host whose lease lapsed, if any, in one transaction: its epoch moves on
    * (its late writes are refused), its jobs in a turn or a sticky wait pass to this host to be

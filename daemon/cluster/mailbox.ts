@@ -11,8 +11,8 @@ export const REQUESTS_CHANNEL = 'skilld_requests';
 /** A request was answered: the payload is its id. */
 export const ANSWERS_CHANNEL = 'skilld_answers';
 
-/** The requests one host carries out for another: those that change a job whose engine it runs. */
-export type RoutedMethod = 'jobs/cancel' | 'jobs/reply';
+/** The requests one host carries out for another: those that change a job whose engine it runs, and reads of the logs in its run folder. */
+export type RoutedMethod = 'jobs/cancel' | 'jobs/reply' | 'jobs/logs';
 
 /** How this host carries out a request another host left for it. */
 export type Carry = (method: RoutedMethod, params: Record<string, unknown>) => Promise<unknown>;
@@ -23,6 +23,7 @@ type Answer = { result: unknown } | { error: WireError };
 interface Waiter {
   host: string;
   jobId: string;
+  method: RoutedMethod;
   sentAtMs: number;
   resolve(result: unknown): void;
   reject(error: SkilldError): void;
@@ -87,7 +88,7 @@ export class Mailbox {
     const id = randomUUID();
     let waiter!: Waiter;
     const answer = new Promise((resolve, reject) => {
-      waiter = { host, jobId, sentAtMs: this.#clock.now().getTime(), resolve, reject, looking: true, lookAgain: false };
+      waiter = { host, jobId, method, sentAtMs: this.#clock.now().getTime(), resolve, reject, looking: true, lookAgain: false };
     });
     this.#waiters.set(id, waiter);
     const { rowCount } = await this.#pool.query(
@@ -103,7 +104,7 @@ export class Mailbox {
     });
     if (rowCount !== 1) {
       this.#waiters.delete(id);
-      throw unreachable(host, jobId, false);
+      throw unreachable(waiter, false);
     }
     this.#looked(id, waiter);
     return answer;
@@ -213,17 +214,17 @@ export class Mailbox {
       if (row?.answer != null) return this.#settle(id, waiter, row.answer);
       if (row?.state === 'sent' && (row.overdue || !row.live)) {
         const { rowCount } = await this.#pool.query(`DELETE FROM skilld.requests WHERE request_id = $1 AND state = 'sent'`, [id]);
-        if (rowCount === 1) return this.#fail(id, waiter, unreachable(waiter.host, waiter.jobId, false));
+        if (rowCount === 1) return this.#fail(id, waiter, unreachable(waiter, false));
         return this.#check(id, waiter);
       }
       if (row === undefined || (row.state === 'taken' && !row.live)) {
         await this.#pool.query(`DELETE FROM skilld.requests WHERE request_id = $1`, [id]);
-        return this.#fail(id, waiter, unreachable(waiter.host, waiter.jobId, true));
+        return this.#fail(id, waiter, unreachable(waiter, true));
       }
     } catch (error) {
       this.#logger.warn({ err: error, request_id: id }, 'could not read the answer to a request left for another host; trying again');
     }
-    if (this.#clock.now().getTime() - waiter.sentAtMs > 10 * ttl) this.#fail(id, waiter, unreachable(waiter.host, waiter.jobId, true));
+    if (this.#clock.now().getTime() - waiter.sentAtMs > 10 * ttl) this.#fail(id, waiter, unreachable(waiter, true));
   }
 
   #settle(id: string, waiter: Waiter, answer: Answer): void {
@@ -255,7 +256,11 @@ export class Mailbox {
   }
 }
 
-function unreachable(host: string, jobId: string, inDoubt: boolean): SkilldError {
+function unreachable({ host, jobId, method }: Waiter, inDoubt: boolean): SkilldError {
+  if (method === 'jobs/logs') {
+    // A read changes nothing: never in doubt.
+    return new SkilldError('JOB_OWNER_UNREACHABLE', `host "${host}", where job ${jobId} ran and its logs are, is not running or did not answer`, { details: { host_id: host, in_doubt: false } });
+  }
   const message = inDoubt
     ? `host "${host}", which holds job ${jobId}, went away while it carried out the request: it may or may not have taken effect; read the job before sending it again (a reply with the same idempotency_key is taken once)`
     : `host "${host}", which holds job ${jobId} (its workspace and engine), is not running or did not take the request; nothing of it was kept`;

@@ -1,4 +1,5 @@
 import { SkilldError } from '../../rpc/errors.js';
+import { readLogs, type LogChunk, type LogJobs, type LogsParams } from '../job-logs.js';
 import type { ReplyParams } from '../jobs/reply-check.js';
 import type { Custody } from './custody.js';
 import type { Mailbox, RoutedMethod } from './mailbox.js';
@@ -6,8 +7,8 @@ import type { Mailbox, RoutedMethod } from './mailbox.js';
 type CancelAnswer = { job_id: string; status: string; accepted: boolean };
 type ReplyAnswer = { job_id: string; status: string; accepted: true };
 
-/** The supervisor's part in a request that changes a job. */
-export interface LocalJobs {
+/** The supervisor's part in a request for a job: one that changes it, or a read of its logs. */
+export interface LocalJobs extends LogJobs {
   cancel(jobId: string): Promise<CancelAnswer>;
   reply(params: ReplyParams): Promise<ReplyAnswer>;
   adopt(jobId: string): void;
@@ -22,7 +23,8 @@ export interface ClusterRoutes {
 /**
  * Where a request that changes a job is carried out: by this daemon when it holds the job (or
  * nobody does), else by the host that holds it, through the mailbox, answered once that host
- * stored what the request changed. With the files store every job is this daemon's.
+ * stored what the request changed. A job's logs are read where it ran. With the files store
+ * every job is this daemon's.
  */
 export class JobRouter {
   readonly #local: LocalJobs;
@@ -56,9 +58,19 @@ export class JobRouter {
     return this.#local.reply(params);
   }
 
+  /** A chunk of the job's logs, read by the host in whose run folder they are. */
+  async logs(params: LogsParams, routed = false): Promise<LogChunk> {
+    if (this.#cluster === null || routed) return readLogs(this.#local, params);
+    const host = await this.#cluster.custody.logsHost(params.job_id);
+    if (host === null || host === this.#hostId) return readLogs(this.#local, params);
+    return this.#cluster.mailbox.send(host, params.job_id, 'jobs/logs', { ...params }) as Promise<LogChunk>;
+  }
+
   /** Carries out a request another host left for this one, as held here. */
   carry(method: RoutedMethod, params: Record<string, unknown>): Promise<unknown> {
-    return method === 'jobs/cancel' ? this.cancel(params['job_id'] as string, true) : this.reply(params as unknown as ReplyParams, true);
+    if (method === 'jobs/cancel') return this.cancel(params['job_id'] as string, true);
+    if (method === 'jobs/logs') return this.logs(params as unknown as LogsParams, true);
+    return this.reply(params as unknown as ReplyParams, true);
   }
 
   /** Queued jobs that wait in the shared queue, for a slot of whichever host claims them (none with the files store). */

@@ -67,6 +67,17 @@ t.test('a job created on A is run by B when A\'s slots are full; any host answer
   t.equal(replay[replay.length - 1]?.type, 'finished');
   const status = await a.client.request<{ jobs: Record<string, number> }>('daemon/status');
   t.equal(status.jobs['running'], 1, 'counts are the cluster\'s');
+
+  // The engine's log is in B's run folder: A reads it from B.
+  for (const format of ['raw', 'text']) {
+    const onB = await b.client.request<{ data: string; eof: boolean }>('jobs/logs', { job_id: job.job_id, format });
+    t.match(onB, { data: /from b/, eof: true });
+    t.same(await a.client.request('jobs/logs', { job_id: job.job_id, format }), onB, `jobs/logs (${format}) on A gives what B has`);
+  }
+  t.match(await rpcError(a.client.request('jobs/logs', { job_id: job.job_id, attempt: 2 })), { dataCode: 'INVALID_PARAMS' }, 'B\'s refusal comes back as B gave it');
+  await b.daemon.stop();
+  t.match(await rpcError(a.client.request('jobs/logs', { job_id: job.job_id })), { dataCode: 'JOB_OWNER_UNREACHABLE', details: { host_id: 'host-b', in_doubt: false } }, 'B stopped: A says where the logs are');
+  t.match(await a.client.request('jobs/logs', { job_id: hang.job_id }), { eof: false }, 'A reads its own job\'s logs itself');
   await a.client.request('jobs/cancel', { job_id: hang.job_id });
 });
 

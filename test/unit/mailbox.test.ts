@@ -117,7 +117,7 @@ t.test('a holder that does not take a request within a lease: withdrawn, and nev
   t.same(carried, [], 'the holder never carries out a withdrawn request');
 });
 
-t.test('a holder that goes away while it carries a request out: in doubt, said so', { skip }, async (t) => {
+t.test('a holder that goes away while it carries a request out: in doubt, said so; a read is not', { skip }, async (t) => {
   const { url, pool } = await database(t);
   const a = await host(t, url, pool, 'host-a');
   const b = await host(t, url, pool, 'host-b');
@@ -132,6 +132,19 @@ t.test('a holder that goes away while it carries a request out: in doubt, said s
   await pool.query(`UPDATE skilld.hosts SET lease_until = now() - interval '1 second' WHERE host_id = 'host-a'`);
   const doubt = await lookedAfter(b, rejection(sent));
   t.match(doubt, { code: 'JOB_OWNER_UNREACHABLE', details: { host_id: 'host-a', in_doubt: true }, message: /may or may not have taken effect/ });
+
+  // A read of the logs changes nothing: never in doubt.
+  const c = await host(t, url, pool, 'host-c');
+  let read: () => void = () => undefined;
+  const reading = new Promise<void>((resolve) => (read = resolve));
+  c.mailbox.start(() => {
+    read();
+    return new Promise(() => undefined);
+  });
+  const logs = b.mailbox.send('host-c', 'job-2', 'jobs/logs', { job_id: 'job-2' });
+  await reading;
+  await pool.query(`UPDATE skilld.hosts SET lease_until = now() - interval '1 second' WHERE host_id = 'host-c'`);
+  t.match(await lookedAfter(b, rejection(logs)), { code: 'JOB_OWNER_UNREACHABLE', details: { host_id: 'host-c', in_doubt: false }, message: /where job job-2 ran and its logs are/ });
 });
 
 /** What `settled` resolves to, once the sender looked at its requests as its timer would (repeatedly: the request may not be its yet). */

@@ -119,6 +119,10 @@ t.test('a gone host\'s jobs are failed as its restart would, though the statemen
   await b.member.tick();
   t.equal(b.failed.length, 3, 'a job being failed is handed over once');
   t.same(b.adopted, ['job-0004'], 'and the job B claimed is not queued twice');
+  const custody = new Custody(pool, b.lease);
+  t.equal(await custody.logsHost('job-0001'), 'host-a', 'the logs of a taken job are where it ran, on the gone host');
+  t.equal(await custody.logsHost('job-0004'), 'host-b');
+  t.equal(await custody.logsHost('job-9999'), null);
   const restarted = new PgStore(pool, b.lease, () => undefined);
   t.same((await restarted.activeJobs()).map((job) => job.job_id), ['job-0004'], 'B\'s restart would recover only the job it holds to run: the taken ones are left to its rounds');
 });
