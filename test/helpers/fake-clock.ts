@@ -38,3 +38,6 @@ export class FakeClock implements Clock {
     this.#now = until;
   }
 }
+
+/** The real time, with timers that never fire by themselves: the test says when the next round runs. */
+export const stillClock: Clock = { now: () => new Date(), setTimer: () => ({ cancel: () => undefined }) };

@@ -2,15 +2,15 @@
 // holder and answered once stored; withdrawn when the holder does not take them in a lease, so
 // they never land later; in doubt when the holder went away while carrying one out.
 import t, { type Test } from 'tap';
-import type { Clock } from '../../daemon/clock.js';
 import { HostLease } from '../../daemon/cluster/host-lease.js';
-import { ANSWERS_CHANNEL, Mailbox, REQUESTS_CHANNEL, type Carry } from '../../daemon/cluster/mailbox.js';
+import { ANSWERS_CHANNEL, Mailbox, REQUESTS_CHANNEL, type Carry, type RoutedMethod } from '../../daemon/cluster/mailbox.js';
 import { createLogger } from '../../daemon/logger.js';
 import { Listener } from '../../daemon/store/pg/listener.js';
 import { migrate } from '../../daemon/store/pg/migrations.js';
 import { openPool, type Pool } from '../../daemon/store/pg/pool.js';
 import { SkilldError } from '../../rpc/errors.js';
 import { testPostgres } from '../helpers/daemon.js';
+import { stillClock } from '../helpers/fake-clock.js';
 import type { ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';
 
 const started = await testPostgres();
@@ -19,8 +19,6 @@ const postgres = started as ThrowawayPostgres;
 if (typeof started !== 'string') t.teardown(() => postgres.stop());
 
 const logger = createLogger('silent');
-/** Timers that never fire by themselves: the test says when a mailbox looks again (`caughtUp`). */
-const stillClock: Clock = { now: () => new Date(), setTimer: () => ({ cancel: () => undefined }) };
 
 interface Host {
   id: string;
@@ -119,33 +117,27 @@ t.test('a holder that does not take a request within a lease: withdrawn, and nev
 
 t.test('a holder that goes away while it carries a request out: in doubt, said so; a read is not', { skip }, async (t) => {
   const { url, pool } = await database(t);
-  const a = await host(t, url, pool, 'host-a');
-  const b = await host(t, url, pool, 'host-b');
+  const [a, b, c] = [await host(t, url, pool, 'host-a'), await host(t, url, pool, 'host-b'), await host(t, url, pool, 'host-c')];
+  const doubt = await goneWhileCarrying(pool, b, a, 'jobs/cancel', 'job-1');
+  t.match(doubt, { code: 'JOB_OWNER_UNREACHABLE', details: { host_id: 'host-a', in_doubt: true }, message: /may or may not have taken effect/ });
+  // A read of the logs changes nothing: never in doubt.
+  const read = await goneWhileCarrying(pool, b, c, 'jobs/logs', 'job-2');
+  t.match(read, { code: 'JOB_OWNER_UNREACHABLE', details: { host_id: 'host-c', in_doubt: false }, message: /where job job-2 ran and its logs are/ });
+});
+
+/** `sender` leaves `method` for `holder`, which takes it and never answers; then the holder's lease lapses. What the sender is answered. */
+async function goneWhileCarrying(pool: Pool, sender: Host, holder: Host, method: RoutedMethod, jobId: string): Promise<SkilldError> {
   let taken: () => void = () => undefined;
   const carrying = new Promise<void>((resolve) => (taken = resolve));
-  a.mailbox.start(() => {
+  holder.mailbox.start(() => {
     taken();
     return new Promise(() => undefined);
   });
-  const sent = b.mailbox.send('host-a', 'job-1', 'jobs/cancel', { job_id: 'job-1' });
+  const sent = sender.mailbox.send(holder.id, jobId, method, { job_id: jobId });
   await carrying;
-  await pool.query(`UPDATE skilld.hosts SET lease_until = now() - interval '1 second' WHERE host_id = 'host-a'`);
-  const doubt = await lookedAfter(b, rejection(sent));
-  t.match(doubt, { code: 'JOB_OWNER_UNREACHABLE', details: { host_id: 'host-a', in_doubt: true }, message: /may or may not have taken effect/ });
-
-  // A read of the logs changes nothing: never in doubt.
-  const c = await host(t, url, pool, 'host-c');
-  let read: () => void = () => undefined;
-  const reading = new Promise<void>((resolve) => (read = resolve));
-  c.mailbox.start(() => {
-    read();
-    return new Promise(() => undefined);
-  });
-  const logs = b.mailbox.send('host-c', 'job-2', 'jobs/logs', { job_id: 'job-2' });
-  await reading;
-  await pool.query(`UPDATE skilld.hosts SET lease_until = now() - interval '1 second' WHERE host_id = 'host-c'`);
-  t.match(await lookedAfter(b, rejection(logs)), { code: 'JOB_OWNER_UNREACHABLE', details: { host_id: 'host-c', in_doubt: false }, message: /where job job-2 ran and its logs are/ });
-});
+  await pool.query(`UPDATE skilld.hosts SET lease_until = now() - interval '1 second' WHERE host_id = $1`, [holder.id]);
+  return lookedAfter(sender, rejection(sent));
+}
 
 /** What `settled` resolves to, once the sender looked at its requests as its timer would (repeatedly: the request may not be its yet). */
 async function lookedAfter<T>(sender: Host, settled: Promise<T>): Promise<T> {

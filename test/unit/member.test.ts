@@ -3,7 +3,6 @@
 // all the same — jobs taken from a gone host are failed once, and a claimed job nothing waits for
 // is queued for a slot — and a job on its way to a slot is never queued twice.
 import t, { type Test } from 'tap';
-import type { Clock } from '../../daemon/clock.js';
 import { Custody } from '../../daemon/cluster/custody.js';
 import { HostLease } from '../../daemon/cluster/host-lease.js';
 import { ClusterMember } from '../../daemon/cluster/member.js';
@@ -14,6 +13,7 @@ import { migrate } from '../../daemon/store/pg/migrations.js';
 import { jobRow, PgStore } from '../../daemon/store/pg/pg-store.js';
 import { openPool, type Pool } from '../../daemon/store/pg/pool.js';
 import { testPostgres } from '../helpers/daemon.js';
+import { stillClock } from '../helpers/fake-clock.js';
 import { makeJob } from '../helpers/jobs.js';
 import { losingPool, type LosingPool } from '../helpers/losing-pool.js';
 import type { ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';
@@ -24,8 +24,6 @@ const postgres = started as ThrowawayPostgres;
 if (typeof started !== 'string') t.teardown(() => postgres.stop());
 
 const logger = createLogger('silent');
-/** The rounds run when the test says (`tick`), not on a timer. */
-const stillClock: Clock = { now: () => new Date(), setTimer: () => ({ cancel: () => undefined }) };
 
 interface Round {
   member: ClusterMember;
