@@ -99,8 +99,9 @@ export class Custody {
   /**
    * Takes for gone one host whose lease lapsed, if any, in one transaction: its epoch moves on
    * (its late writes are refused), its jobs in a turn or a sticky wait pass to this host to be
-   * failed (`takenOver`), and its queued jobs that never started go back to the queue. Jobs whose next turn
-   * needs its files (a resumable wait, a resumed job) stay with it for `graceSec` (see `overdue`).
+   * failed (`takenOver`), and its queued jobs that never started go back to the queue. Jobs whose
+   * next turn needs its files (a resumable wait, a resumed job) stay with it for `graceSec` (see
+   * `overdue`).
    * Only a host that has renewed its own lease for a whole lease reaps, and not in the first
    * lease after the database started: after an outage every host gets the time to renew first.
    */
