@@ -72,28 +72,34 @@ export class Custody {
   /**
    * The host that holds an active job, after making this host its holder if nobody did (`take`:
    * a queued job about to be canceled here). Null for a finished or unknown job; `took` tells
-   * whether this call made this host the holder.
+   * whether this call made this host the holder. A job taken from a gone host to be failed is
+   * `gone`, with `host` the gone host: no request for it can be carried out any more.
    */
-  async holder(jobId: string, take: boolean): Promise<{ host: string | null; took: boolean }> {
+  async holder(jobId: string, take: boolean): Promise<{ host: string | null; took: boolean; gone: boolean }> {
     if (take) {
       const { rowCount } = await this.#pool.query(
         `UPDATE skilld.jobs SET owner_host = $2, owner_epoch = $3
          WHERE job_id = $1 AND owner_host IS NULL AND status IN ('queued', 'running', 'waiting_user') AND ${HostLease.fence('$2', '$3')}`,
         [jobId, this.#lease.hostId, this.#lease.epoch],
       );
-      if (rowCount === 1) return { host: this.#lease.hostId, took: true };
+      if (rowCount === 1) return { host: this.#lease.hostId, took: true, gone: false };
     }
-    const { rows } = await this.#pool.query<{ owner_host: string | null }>(
-      `SELECT owner_host FROM skilld.jobs WHERE job_id = $1 AND status IN ('queued', 'running', 'waiting_user')`,
-      [jobId],
-    );
-    return { host: rows[0]?.owner_host ?? null, took: false };
+    const { host, gone } = await this.#ranOn(jobId, true);
+    return { host, took: false, gone };
   }
 
   /** The host whose run folder has the job's logs: the one that ran its turns (for a job taken from a gone host, that host). Null when none did or the job is unknown. */
   async logsHost(jobId: string): Promise<string | null> {
-    const { rows } = await this.#pool.query<{ host: string | null }>(`SELECT coalesce(taken_from, owner_host) AS host FROM skilld.jobs WHERE job_id = $1`, [jobId]);
-    return rows[0]?.host ?? null;
+    return (await this.#ranOn(jobId, false)).host;
+  }
+
+  async #ranOn(jobId: string, activeOnly: boolean): Promise<{ host: string | null; gone: boolean }> {
+    const { rows } = await this.#pool.query<{ host: string | null; gone: boolean }>(
+      `SELECT coalesce(taken_from, owner_host) AS host, taken_from IS NOT NULL AS gone FROM skilld.jobs
+       WHERE job_id = $1 ${activeOnly ? `AND status IN ('queued', 'running', 'waiting_user')` : ''}`,
+      [jobId],
+    );
+    return { host: rows[0]?.host ?? null, gone: rows[0]?.gone ?? false };
   }
 
   /**

@@ -43,8 +43,8 @@ export class JobRouter {
    */
   async cancel(jobId: string, routed = false): Promise<CancelAnswer> {
     if (this.#cluster === null) return this.#local.cancel(jobId);
-    const { host, took } = await this.#cluster.custody.holder(jobId, true);
-    if (this.#elsewhere(jobId, host, routed)) return this.#cluster.mailbox.send(host as string, jobId, 'jobs/cancel', { job_id: jobId }) as Promise<CancelAnswer>;
+    const { host, took, gone } = await this.#cluster.custody.holder(jobId, true);
+    if (this.#elsewhere(jobId, host, gone, routed)) return this.#cluster.mailbox.send(host as string, jobId, 'jobs/cancel', { job_id: jobId }) as Promise<CancelAnswer>;
     return this.#local.cancel(jobId).catch((error: unknown) => {
       if (took) this.#local.adopt(jobId);
       throw error;
@@ -53,8 +53,8 @@ export class JobRouter {
 
   async reply(params: ReplyParams, routed = false): Promise<ReplyAnswer> {
     if (this.#cluster === null) return this.#local.reply(params);
-    const { host } = await this.#cluster.custody.holder(params.job_id, false);
-    if (this.#elsewhere(params.job_id, host, routed)) return this.#cluster.mailbox.send(host as string, params.job_id, 'jobs/reply', { ...params }) as Promise<ReplyAnswer>;
+    const { host, gone } = await this.#cluster.custody.holder(params.job_id, false);
+    if (this.#elsewhere(params.job_id, host, gone, routed)) return this.#cluster.mailbox.send(host as string, params.job_id, 'jobs/reply', { ...params }) as Promise<ReplyAnswer>;
     return this.#local.reply(params);
   }
 
@@ -78,8 +78,15 @@ export class JobRouter {
     return this.#cluster === null ? 0 : this.#cluster.custody.unclaimed();
   }
 
-  /** Whether another host holds the job; a request routed here for a job that moved on meanwhile is refused, not sent again. */
-  #elsewhere(jobId: string, host: string | null, routed: boolean): boolean {
+  /**
+   * Whether another host holds the job; a request routed here for a job that moved on meanwhile
+   * is refused, not sent again, and so is one for a job whose host is gone (it is being failed).
+   */
+  #elsewhere(jobId: string, host: string | null, gone: boolean, routed: boolean): boolean {
+    if (gone) {
+      const message = `host "${String(host)}", which held job ${jobId} (its workspace and engine), is gone; the job is being settled as its restart would; nothing of the request was kept`;
+      throw new SkilldError('JOB_OWNER_UNREACHABLE', message, { details: { host_id: host, in_doubt: false } });
+    }
     if (host === null || host === this.#hostId) return false;
     if (!routed) return true;
     throw new SkilldError('JOB_OWNER_UNREACHABLE', `job ${jobId} is now held by host "${host}"; send the request again`, { details: { host_id: host, in_doubt: false } });

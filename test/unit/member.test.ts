@@ -5,7 +5,9 @@
 import t, { type Test } from 'tap';
 import { Custody } from '../../daemon/cluster/custody.js';
 import { HostLease } from '../../daemon/cluster/host-lease.js';
+import type { Mailbox } from '../../daemon/cluster/mailbox.js';
 import { ClusterMember } from '../../daemon/cluster/member.js';
+import { JobRouter } from '../../daemon/cluster/router.js';
 import type { Job, JobError } from '../../daemon/jobs/job.js';
 import { createLogger } from '../../daemon/logger.js';
 import { SlotPool } from '../../daemon/slots/pool.js';
@@ -121,6 +123,16 @@ t.test('a gone host\'s jobs are failed as its restart would, though the statemen
   t.equal(await custody.logsHost('job-0001'), 'host-a', 'the logs of a taken job are where it ran, on the gone host');
   t.equal(await custody.logsHost('job-0004'), 'host-b');
   t.equal(await custody.logsHost('job-9999'), null);
+  t.same(await custody.holder('job-0002', true), { host: 'host-a', took: false, gone: true });
+  t.same(await custody.holder('job-0004', false), { host: 'host-b', took: false, gone: false });
+  const never = (): never => {
+    throw new Error('carried out for a taken job');
+  };
+  const router = new JobRouter({ cancel: never, reply: never, adopt: never, get: never, runFolder: never }, { custody, mailbox: null as unknown as Mailbox }, 'host-b');
+  for (const request of [router.reply({ job_id: 'job-0002', interaction_id: 1, response: 'late' }), router.cancel('job-0001')]) {
+    const refused = await request.catch((error: unknown) => error);
+    t.match(refused, { code: 'JOB_OWNER_UNREACHABLE', details: { host_id: 'host-a', in_doubt: false }, message: /is gone; the job is being settled/ }, 'a reply or cancel for a taken job is refused, naming the gone host: nothing is carried out before the job fails');
+  }
   const restarted = new PgStore(pool, b.lease, () => undefined);
   t.same((await restarted.activeJobs()).map((job) => job.job_id), ['job-0004'], 'B\'s restart would recover only the job it holds to run: the taken ones are left to its rounds');
 });
