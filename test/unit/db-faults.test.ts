@@ -38,6 +38,8 @@ const CONSTRUCTED_FAULTS: [string, unknown, string][] = [
   ['57P03 not yet accepting connections', coded('57P03', 'the database system is not yet accepting connections'), '57P03'],
   ['57P05 idle session timeout', coded('57P05', 'terminating connection due to idle-session timeout'), '57P05'],
   ['53300 too many connections', coded('53300', 'sorry, too many clients already'), '53300'],
+  ['53100 disk full', coded('53100', 'could not extend file "base/16384/16385": No space left on device'), '53100'],
+  ['58030 I/O error', coded('58030', 'could not write to file "pg_wal/xlogtemp.123": Input/output error'), '58030'],
   ['08006 connection failure', coded('08006', 'connection failure'), '08006'],
   ['08001 cannot establish', coded('08001', 'could not connect'), '08001'],
   ['ECONNRESET', coded('ECONNRESET', 'read ECONNRESET', { syscall: 'read' }), 'ECONNRESET'],
@@ -58,6 +60,7 @@ cyclic.cause = cyclic;
 const CONSTRUCTED_OTHERS: [string, unknown][] = [
   ['a TypeError', new TypeError("Cannot read properties of undefined (reading 'rows')")],
   ['57P04 database dropped', coded('57P04', 'database "x" does not exist')],
+  ['53200 out of memory', coded('53200', 'out of memory')],
   ['40001 serialization failure', coded('40001', 'could not serialize access due to concurrent update')],
   ['a client this process ended', new Error('Connection terminated')],
   ['a client this process closed', new Error('Client was closed and is not queryable')],

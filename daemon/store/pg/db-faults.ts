@@ -7,12 +7,14 @@
 /**
  * SQLSTATEs of a server that is going away or cannot take a session now: terminated by an
  * administrator, crash shutdown, starting up or shutting down, idle session timeout, too many
- * connections; and of a wait the daemon bounds (pool.ts): a row lock held too long by another
+ * connections; of a server that cannot take a write now: its disk is full (53100) or failed a
+ * read or write (58030), as a full or failing disk is for the files store (53200, out of memory,
+ * stays out: one statement can bring it about, and a retry would meet it again); and of a wait the daemon bounds (pool.ts): a row lock held too long by another
  * session (55P03, a host frozen mid-transaction), this session's transaction ended for being
  * left open too long (25P03, this host was the frozen one). (57P04, database dropped, stays
  * out: it does not come back by itself.)
  */
-const FAULT_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57P05', '53300', '55P03', '25P03']);
+const FAULT_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57P05', '53300', '53100', '58030', '55P03', '25P03']);
 
 /** SQLSTATE class 08: connection exceptions (the connection failed or was lost). */
 const CONNECTION_EXCEPTION_CLASS = '08';
