@@ -75,7 +75,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     sharedQueue: membership?.member ?? null,
   });
   const router = new JobRouter(supervisor, shared === null || membership === null ? null : { custody: shared.custody, mailbox: membership.mailbox }, config.host_id);
-  const subscriptions = new Subscriptions(events);
+  const subscriptions = new Subscriptions(events, clock, logger);
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
   const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, store, pool, skills, engines, probe, supervisor, router, queries, subscriptions, faults });
   const dispatcher = new Dispatcher(bindMethods(withStorageErrors(api)), (method, error) => faults.report('method', error, { method }));

@@ -1,57 +1,68 @@
 import { randomBytes } from 'node:crypto';
 import { SkilldError } from '../rpc/errors.js';
-import type { Connection } from '../rpc/connection.js';
+import type { Clock } from './clock.js';
+import { Follower, type EventOutlet } from './event-follower.js';
 import type { JobEventRecord, JobEvents } from './jobs/events.js';
+import type { Logger } from './logger.js';
 
 interface Subscription {
   id: string;
-  conn: Connection;
+  conn: EventOutlet;
   jobId: string | null;
-  /** Live events held back while the replay is being sent; null once live. */
-  held: JobEventRecord[] | null;
-  lastSent: Map<string, number>;
+  /** One per job whose events the subscription has sent or is sending. */
+  followers: Map<string, Follower>;
 }
 
 /**
- * `jobs/subscribe`: live `job/event` notifications, optionally preceded by a replay of one job's
- * log after `after_seq`. Events that arrive during the replay are held and sent after it, without
- * gaps or repeats.
+ * `jobs/subscribe`: `job/event` notifications of one job (optionally after a replay from
+ * `after_seq`) or of every job, each event once, in order and without gaps, read from the store
+ * where the live stream cannot give them (see `Follower`).
  */
 export class Subscriptions {
   readonly #events: JobEvents;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
   readonly #subs = new Map<string, Subscription>();
   /** Connections that asked for `skills/changed` alone (`skills/subscribe`). */
-  readonly #skillWatchers = new Set<Connection>();
+  readonly #skillWatchers = new Set<EventOutlet>();
 
-  constructor(events: JobEvents) {
+  constructor(events: JobEvents, clock: Clock, logger: Logger) {
     this.#events = events;
+    this.#clock = clock;
+    this.#logger = logger;
     events.listen((event) => {
       for (const sub of this.#subs.values()) this.#deliver(sub, event);
     });
+    events.onMissed(() => {
+      for (const sub of this.#subs.values()) for (const follower of sub.followers.values()) follower.catchUp();
+    });
   }
 
-  subscribe(conn: Connection, params: { job_id?: string; after_seq?: number }): { subscription_id: string } {
+  subscribe(conn: EventOutlet, params: { job_id?: string; after_seq?: number }): { subscription_id: string } {
     if (params.after_seq !== undefined && params.job_id === undefined) {
       throw new SkilldError('INVALID_PARAMS', 'after_seq needs job_id: replay is per job');
     }
     const id = `sub-${randomBytes(6).toString('hex')}`;
-    const replaying = params.job_id !== undefined && params.after_seq !== undefined;
-    const sub: Subscription = { id, conn, jobId: params.job_id ?? null, held: replaying ? [] : null, lastSent: new Map() };
+    const sub: Subscription = { id, conn, jobId: params.job_id ?? null, followers: new Map() };
     this.#subs.set(id, sub);
-    conn.onClose(() => this.#subs.delete(id));
-    if (replaying) setImmediate(() => void this.#replay(sub, params.after_seq as number));
+    conn.onClose(() => this.#drop(sub));
+    if (params.job_id !== undefined && params.after_seq !== undefined) {
+      const follower = this.#follow(sub, params.job_id, params.after_seq, true);
+      // After this request's answer has been written: the replay's events come after it.
+      setImmediate(() => follower.startReplay());
+    }
     return { subscription_id: id };
   }
 
-  unsubscribe(conn: Connection, subscriptionId: string): { ok: true } {
+  unsubscribe(conn: EventOutlet, subscriptionId: string): { ok: true } {
     const sub = this.#subs.get(subscriptionId);
     if (sub === undefined || sub.conn !== conn) throw new SkilldError('INVALID_PARAMS', `no subscription "${subscriptionId}" on this connection`);
-    this.#subs.delete(subscriptionId);
+    this.#drop(sub);
     return { ok: true };
   }
 
   /** `skills/subscribe`: `skills/changed` for this connection from now on, without any job's events. */
-  watchSkills(conn: Connection): { ok: true } {
+  watchSkills(conn: EventOutlet): { ok: true } {
     if (!this.#skillWatchers.has(conn)) {
       this.#skillWatchers.add(conn);
       conn.onClose(() => this.#skillWatchers.delete(conn));
@@ -66,28 +77,37 @@ export class Subscriptions {
   }
 
   /** Connections that hold at least one subscription, or asked for skills alone: they get `skills/changed`. */
-  subscribedConnections(): Set<Connection> {
+  subscribedConnections(): Set<EventOutlet> {
     return new Set([...[...this.#subs.values()].map((sub) => sub.conn), ...this.#skillWatchers]);
   }
 
-  async #replay(sub: Subscription, afterSeq: number): Promise<void> {
-    const jobId = sub.jobId as string;
-    sub.lastSent.set(jobId, afterSeq);
-    for (const event of await this.#events.replay(jobId, afterSeq)) this.#send(sub, event);
-    const held = sub.held ?? [];
-    sub.held = null;
-    for (const event of held) this.#send(sub, event);
-  }
-
+  /** A live event: to the job's follower, made for it on its first event (from that event on). */
   #deliver(sub: Subscription, event: JobEventRecord): void {
     if (sub.jobId !== null && sub.jobId !== event.job_id) return;
-    if (sub.held !== null) sub.held.push(event);
-    else this.#send(sub, event);
+    (sub.followers.get(event.job_id) ?? this.#follow(sub, event.job_id, event.seq - 1)).offer(event);
   }
 
-  #send(sub: Subscription, event: JobEventRecord): void {
-    if (event.seq <= (sub.lastSent.get(event.job_id) ?? 0)) return;
-    sub.lastSent.set(event.job_id, event.seq);
-    sub.conn.notify('job/event', event);
+  #follow(sub: Subscription, jobId: string, afterSeq: number, replay = false): Follower {
+    const follower = new Follower(jobId, afterSeq, {
+      events: this.#events,
+      conn: sub.conn,
+      clock: this.#clock,
+      // A subscription to every job keeps no follower for a job that has finished.
+      onSent: (event) => {
+        if (sub.jobId === null && event.type === 'finished') {
+          follower.stop();
+          sub.followers.delete(jobId);
+        }
+      },
+      onReadFailed: (error) => this.#logger.warn({ err: error, job_id: jobId, subscription_id: sub.id }, 'could not read a job\'s events for a subscriber; trying again'),
+    }, replay);
+    sub.followers.set(jobId, follower);
+    return follower;
+  }
+
+  #drop(sub: Subscription): void {
+    this.#subs.delete(sub.id);
+    for (const follower of sub.followers.values()) follower.stop();
+    sub.followers.clear();
   }
 }

@@ -31,6 +31,7 @@ export class Connection {
   readonly #closeHandlers: Array<() => void> = [];
   readonly #limiter: Limiter;
   readonly #budget: InboundBudget;
+  readonly #drainWaiters: Array<() => void> = [];
   #linesInFlight = 0;
   #inputEnded = false;
   #closed = false;
@@ -59,10 +60,22 @@ export class Connection {
     });
     socket.on('error', () => this.#destroy());
     socket.on('close', () => this.#markClosed());
+    socket.on('drain', () => this.#wakeDrainWaiters());
   }
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** Bytes written to the client that it has not taken yet. */
+  get backlog(): number {
+    return this.#socket.writableLength;
+  }
+
+  /** Resolves once the client has taken what was written so far, or the connection closed. */
+  drained(): Promise<void> {
+    if (this.#closed || !this.#socket.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => this.#drainWaiters.push(resolve));
   }
 
   /** Runs one request's work within this connection's limit on requests in flight. */
@@ -126,8 +139,13 @@ export class Connection {
     if (this.#closed && this.#closeHandlers.length === 0) return;
     this.#closed = true;
     this.#budget.release(this);
+    this.#wakeDrainWaiters();
     const handlers = this.#closeHandlers.splice(0);
     for (const handler of handlers) handler();
+  }
+
+  #wakeDrainWaiters(): void {
+    for (const wake of this.#drainWaiters.splice(0)) wake();
   }
 }
 

@@ -1,13 +1,17 @@
-import { readFile } from 'node:fs/promises';
+import { stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import { appendWhole } from '../store/durable-file.js';
+import { readEventPage } from '../store/event-file.js';
 
 /**
  * Events of one job that could not be written (a full disk) wait in memory for the next write,
  * up to this many bytes; older ones are dropped past it, and a replay then shows the gap in `seq`.
  */
 export const MAX_UNWRITTEN_EVENT_BYTES = 1024 * 1024;
+
+/** How much of a log start-up holds at once while it finds a job's last event. */
+const PRIME_PAGE_BYTES = 1024 * 1024;
 
 /** `output`: one line the engine printed, raw; `message`: one message of the agent, as text. */
 export type JobEventType = 'status_changed' | 'input_required' | 'output' | 'message' | 'warning' | 'finished';
@@ -24,6 +28,28 @@ export interface JobEventRecord {
 export type EventListener = (event: JobEventRecord) => void;
 
 /**
+ * Where a reader of a job's stored events stands: after event `seq`. `at` helps the files store
+ * find the next event's line (a byte offset at or before it); other stores ignore it.
+ */
+export interface EventCursor {
+  seq: number;
+  at: number;
+}
+
+/** One page of a job's stored events, and where the next page starts. */
+export interface EventPage {
+  events: JobEventRecord[];
+  cursor: EventCursor;
+  /** Nothing was stored after the page when it was read. */
+  end: boolean;
+}
+
+/** Where a reader starts that wants the events after `seq`. */
+export function cursorAfter(seq: number): EventCursor {
+  return { seq, at: 0 };
+}
+
+/**
  * Jobs' events as the supervisor and the subscriptions see them, whichever store keeps them:
  * numbered per job without gaps, told to live listeners, replayable.
  */
@@ -32,8 +58,16 @@ export interface JobEvents {
   prime(jobId: string): Promise<void>;
   emit(jobId: string, type: JobEventType, data: unknown): void;
   listen(listener: EventListener): () => void;
-  /** Events of a job with `seq > afterSeq`, in order. */
-  replay(jobId: string, afterSeq: number): Promise<JobEventRecord[]>;
+  /**
+   * Runs `handler` whenever listeners may have missed events that were stored (a shared store's
+   * announcements went unheard for a while): whoever follows a job should read it again.
+   */
+  onMissed(handler: () => void): () => void;
+  /**
+   * A job's stored events after `cursor`, in order: about `maxBytes` of them (at least one when
+   * there is one), so that no reader holds a whole log. Every event listeners have heard is there.
+   */
+  read(jobId: string, cursor: EventCursor, maxBytes: number): Promise<EventPage>;
   /** Forgets a finished job once its events are stored. */
   close(jobId: string): Promise<void>;
   closeAll(): Promise<void>;
@@ -50,7 +84,7 @@ interface JobLog {
 
 /**
  * Per-job event log: numbers events, appends them to `runs/<job>/events.ndjson` in order and
- * tells live listeners at once. Replays come from the file, after pending appends have landed.
+ * tells live listeners at once. Reads come from the file, after pending appends have landed.
  * No file stays open between writes, so thousands of waiting jobs cost no descriptors; events
  * that arrive while a write is in flight go out together in the next one.
  */
@@ -65,10 +99,16 @@ export class EventLog implements JobEvents {
     this.#clock = clock;
   }
 
-  /** Picks up the numbering of a job whose log was written by an earlier daemon. */
+  /**
+   * Picks up the numbering of a job whose log was written by an earlier daemon, reading it a page
+   * at a time, and cuts off a line a crash left torn, so that the next append starts a line.
+   */
   async prime(jobId: string): Promise<void> {
-    const events = await this.#read(jobId);
-    this.#log(jobId).lastSeq = events.length === 0 ? 0 : (events[events.length - 1] as JobEventRecord).seq;
+    let cursor = cursorAfter(0);
+    for (let end = false; !end; ) ({ cursor, end } = await readEventPage(this.#path(jobId), cursor, PRIME_PAGE_BYTES));
+    this.#log(jobId).lastSeq = cursor.seq;
+    const size = (await stat(this.#path(jobId)).catch(() => null))?.size ?? 0;
+    if (size > cursor.at) await truncate(this.#path(jobId), cursor.at);
   }
 
   emit(jobId: string, type: JobEventType, data: unknown): JobEventRecord {
@@ -104,22 +144,34 @@ export class EventLog implements JobEvents {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Events of a job with `seq > afterSeq`, in order. */
-  async replay(jobId: string, afterSeq: number): Promise<JobEventRecord[]> {
-    const log = this.#logs.get(jobId);
-    await log?.tail;
-    // Lines a failed write left in memory come after everything in the file.
-    const unwritten = (log?.buffered ?? []).map((line) => JSON.parse(line) as JobEventRecord);
-    return [...(await this.#read(jobId)), ...unwritten].filter((event) => event.seq > afterSeq);
+  /** Every event is told to listeners as it is emitted: none is ever missed. */
+  onMissed(): () => void {
+    return () => undefined;
   }
 
-  /** Forgets a finished job once its events are written (they stay replayable from the file); one last try for lines still unwritten. */
+  /** Reads the file once the appends in flight have landed; lines a failed write left in memory come after it. */
+  async read(jobId: string, cursor: EventCursor, maxBytes: number): Promise<EventPage> {
+    const log = this.#logs.get(jobId);
+    await log?.tail;
+    const page = await readEventPage(this.#path(jobId), cursor, maxBytes);
+    if (!page.end || log === undefined || log.buffered.length === 0) return page;
+    const unwritten = log.buffered.map((line) => JSON.parse(line) as JobEventRecord).filter((event) => event.seq > page.cursor.seq);
+    // A write begun since the wait holds the events between: they are in the file at the next read.
+    if (unwritten.length > 0 && unwritten[0]?.seq !== page.cursor.seq + 1) return { ...page, end: false };
+    const events = [...page.events, ...unwritten];
+    return { events, cursor: { seq: events[events.length - 1]?.seq ?? page.cursor.seq, at: page.cursor.at }, end: true };
+  }
+
+  /**
+   * Forgets a finished job once its events are written (they stay readable from the file); one
+   * last try for lines still unwritten. Until then a read waits for the writes as before.
+   */
   async close(jobId: string): Promise<void> {
     const log = this.#logs.get(jobId);
     if (log === undefined) return;
-    this.#logs.delete(jobId);
     if (log.buffered.length > 0) this.#schedule(jobId, log);
-    await log.tail;
+    for (let tail = null as Promise<void> | null; tail !== log.tail; ) await (tail = log.tail);
+    if (this.#logs.get(jobId) === log) this.#logs.delete(jobId);
   }
 
   async closeAll(): Promise<void> {
@@ -137,20 +189,6 @@ export class EventLog implements JobEvents {
 
   #path(jobId: string): string {
     return join(this.#runsDir, jobId, 'events.ndjson');
-  }
-
-  async #read(jobId: string): Promise<JobEventRecord[]> {
-    const text = await readFile(this.#path(jobId), 'utf8').catch(() => '');
-    const events: JobEventRecord[] = [];
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      try {
-        events.push(JSON.parse(line) as JobEventRecord);
-      } catch {
-        break; // a torn last line from a crash: the events before it are intact
-      }
-    }
-    return events;
   }
 }
 

@@ -9,6 +9,7 @@ import { EventLog } from '../../daemon/jobs/events.js';
 import { LowdbStore } from '../../daemon/store/lowdb-store.js';
 import { systemClock } from '../../daemon/clock.js';
 import { mountSmallDisk, type SmallDisk } from '../helpers/tmpfs.js';
+import { storedEvents } from '../helpers/job-events.js';
 
 const disk = await mountSmallDisk('256k');
 const skip = typeof disk === 'string' ? disk : false;
@@ -81,11 +82,11 @@ t.test('EventLog: events that cannot be written wait in memory, are replayed in 
   await mkdir(join(runs, 'job-e'), { recursive: true });
   const events = new EventLog(runs, systemClock);
   events.emit('job-e', 'status_changed', { to: 'queued' });
-  await events.replay('job-e', 0);
+  await storedEvents(events, 'job-e', 0);
   await small.fill();
   events.emit('job-e', 'output', { text: 'x'.repeat(64 * 1024) });
   events.emit('job-e', 'status_changed', { to: 'running' });
-  t.same((await events.replay('job-e', 0)).map((e) => e.seq), [1, 2, 3], 'replay includes what is not written yet');
+  t.same((await storedEvents(events, 'job-e', 0)).map((e) => e.seq), [1, 2, 3], 'replay includes what is not written yet');
   const file = join(runs, 'job-e', 'events.ndjson');
   t.equal((await readFile(file, 'utf8')).trim().split('\n').length, 1, 'only the first is in the file, whole');
   await small.free();

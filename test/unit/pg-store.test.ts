@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../../daemon/clock.js';
-import type { JobEventRecord } from '../../daemon/jobs/events.js';
+import { cursorAfter, type JobEventRecord } from '../../daemon/jobs/events.js';
 import type { Job } from '../../daemon/jobs/job.js';
 import { RunFolder } from '../../daemon/jobs/run-folder.js';
 import { createLogger } from '../../daemon/logger.js';
@@ -24,6 +24,7 @@ import { testPostgres } from '../helpers/daemon.js';
 import { makeJob } from '../helpers/jobs.js';
 import { losingPool } from '../helpers/losing-pool.js';
 import type { ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';
+import { storedEvents } from '../helpers/job-events.js';
 
 const started = await testPostgres();
 const skip = typeof started === 'string' ? started : false;
@@ -237,10 +238,87 @@ t.test('postgres events: a batch whose commit lost its connection is read back: 
   breaking.reads = true;
   await heardAll(6);
   await events.close(job.job_id);
-  const replay = await events.replay(job.job_id, 0);
+  const replay = await storedEvents(events, job.job_id, 0);
   t.same(replay.map((e) => (e.data as { i: number }).i), [0, 1, 2, 3, 4, 5], 'each event stored once, in order');
   t.same(replay.map((e) => e.seq), [1, 2, 3, 4, 5, 6], 'no gap, no repeat');
   t.same(heard, [1, 2, 3, 4, 5, 6], 'each heard once');
+});
+
+t.test('postgres events: the announcement of a batch this host stored, heard before its commit returns or after the job\'s last event, adds nothing and skips nothing', { skip }, async (t) => {
+  const { pool } = await database(t);
+  await (await hostStore(pool, 'host-a')).putJob(makeJob(1));
+  let events: PgEvents | null = null;
+  let early = true;
+  // The batch's NOTIFY reaches the listening connection as the server commits, and may be read
+  // before the COMMIT's own answer: handed over at that moment, while `early`.
+  const announcing = new Proxy(pool, {
+    get(target, key) {
+      // The pool's own methods run on the pool itself: its query checks a client out of it, not of this proxy.
+      if (key !== 'connect') {
+        const value = Reflect.get(target, key, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      }
+      return async () => {
+        const client = await target.connect();
+        const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+        (client as unknown as { query: unknown }).query = async (...args: unknown[]) => {
+          const answer = await query(...args);
+          if (args[0] === 'COMMIT' && early) events?.heard('job-0001:3');
+          return answer;
+        };
+        return client;
+      };
+    },
+  });
+  events = new PgEvents(announcing, clock);
+  events.follow(() => true);
+  const heard: number[] = [];
+  let reached = (): void => undefined;
+  events.listen((event) => {
+    heard.push(event.seq);
+    if (event.type === 'finished' || event.seq === 3) reached();
+  });
+  const until = (): Promise<void> => new Promise((resolve) => (reached = resolve));
+  const first = until();
+  for (const line of ['one', 'two', 'three']) events.emit('job-0001', 'output', { line });
+  await first;
+  t.same(heard, [1, 2, 3], 'announced before its commit returned: every event of the batch heard once, in order');
+  early = false;
+  const last = until();
+  events.emit('job-0001', 'finished', { status: 'succeeded' });
+  await last;
+  events.heard('job-0001:4');
+  await events.closeAll();
+  await storedEvents(events, 'job-0001');
+  t.same(heard, [1, 2, 3, 4], 'announced after the job\'s last event was heard: not heard again');
+});
+
+t.test('postgres events: another host hears a job\'s events once, however its announcements and the job\'s end fall', { skip }, async (t) => {
+  const { pool, url } = await database(t);
+  await (await hostStore(pool, 'host-a')).putJob(makeJob(1));
+  const a = new PgEvents(pool, clock);
+  const b = new PgEvents(poolOn(t, url), clock);
+  b.follow(() => true);
+  const heard: number[] = [];
+  let reached = (): void => undefined;
+  b.listen((event) => {
+    heard.push(event.seq);
+    if (event.type === 'finished') reached();
+  });
+  a.emit('job-0001', 'output', { line: 'one' });
+  a.emit('job-0001', 'output', { line: 'two' });
+  await a.close('job-0001');
+  a.emit('job-0001', 'finished', { status: 'succeeded' });
+  await a.closeAll();
+  // The first announcement B hears (of the batch that ends at 2) comes once the whole job is
+  // stored: B follows the job from that batch's last event, and its fetch reads to the end.
+  const ended = new Promise<void>((resolve) => (reached = resolve));
+  b.heard('job-0001:2');
+  await ended;
+  b.heard('job-0001:3');
+  b.catchUp();
+  await storedEvents(b, 'job-0001');
+  t.same(heard, [2, 3], 'the later announcement, and a catch-up, repeat nothing');
 });
 
 t.test('postgres events: numbered per job without gaps across daemons, heard once stored, replayed in order', { skip }, async (t) => {
@@ -256,14 +334,38 @@ t.test('postgres events: numbered per job without gaps across daemons, heard onc
   b.listen((event) => heard.push(event));
   for (let i = 0; i < 30; i += 1) (i % 2 === 0 ? a : b).emit(job.job_id, 'output', { i });
   await Promise.all([a.close(job.job_id), b.close(job.job_id)]);
-  const replay = await a.replay(job.job_id, 0);
+  const replay = await storedEvents(a, job.job_id, 0);
   t.same(replay.map((e) => e.seq), Array.from({ length: 30 }, (_, i) => i + 1), 'one sequence, no gap, no repeat');
   t.same(heard.map((e) => e.seq).sort((x, y) => x - y), replay.map((e) => e.seq), 'every event heard once, after it was stored');
-  t.same((await b.replay(job.job_id, 28)).map((e) => e.data), replay.slice(28).map((e) => e.data));
+  t.same((await storedEvents(b, job.job_id, 28)).map((e) => e.data), replay.slice(28).map((e) => e.data));
   t.same(replay.filter((e) => e.job_id === job.job_id).length, 30);
   a.emit('job-9999', 'output', {});
   await a.close('job-9999');
-  t.same(await a.replay('job-9999', 0), [], 'a job that is not stored takes no events');
+  t.same(await storedEvents(a, 'job-9999', 0), [], 'a job that is not stored takes no events');
+});
+
+t.test('postgres events: read a page at a time, each holding about maxBytes (at least one event), the last one saying so', { skip }, async (t) => {
+  const { pool } = await database(t);
+  await (await hostStore(pool, 'host-a')).putJob(makeJob(1));
+  const events = new PgEvents(pool, clock);
+  for (let i = 1; i <= 40; i += 1) events.emit('job-0001', 'output', { i, text: 'x'.repeat(i === 10 ? 4000 : 100) });
+  await events.close('job-0001');
+  const sizes: number[] = [];
+  const ends: number[] = [];
+  let cursor = cursorAfter(0);
+  const seen: number[] = [];
+  for (let end = false; !end; ) {
+    const page = await events.read('job-0001', cursor, 500);
+    sizes.push(page.events.length);
+    seen.push(...page.events.map((e) => e.seq));
+    ends.push(page.cursor.seq);
+    t.equal(page.cursor.seq, seen[seen.length - 1] ?? 0, 'the cursor stands after the page');
+    ({ cursor, end } = page);
+  }
+  t.same(seen, Array.from({ length: 40 }, (_, i) => i + 1), 'every event once, in order');
+  t.ok(sizes.every((n) => n <= 5), `pages of at most 5 events of ~110 bytes for 500 (${sizes.join(', ')})`);
+  t.ok(ends.includes(10), 'a page ends with the large event: past maxBytes it takes no more');
+  t.same(await events.read('job-0001', cursor, 500), { events: [], cursor, end: true }, 'nothing after the end');
 });
 
 t.test('postgres events: emitted while the database is down, stored once it is back', { skip }, async (t) => {
@@ -273,13 +375,13 @@ t.test('postgres events: emitted while the database is down, stored once it is b
   const heard: number[] = [];
   events.listen((event) => heard.push(event.seq));
   events.emit('job-0001', 'status_changed', { from: null, to: 'queued' });
-  await events.replay('job-0001', 0);
+  await storedEvents(events, 'job-0001', 0);
   await postgres.crash();
   events.emit('job-0001', 'output', { line: 'while down' });
   await postgres.restart();
   const stored = new Promise<void>((resolve) => events.listen((event) => (event.seq === 2 ? resolve() : undefined)));
   await stored;
-  t.same((await events.replay('job-0001', 0)).map((e) => [e.seq, e.type]), [[1, 'status_changed'], [2, 'output']]);
+  t.same((await storedEvents(events, 'job-0001', 0)).map((e) => [e.seq, e.type]), [[1, 'status_changed'], [2, 'output']]);
   t.same(heard, [1, 2]);
   await events.closeAll();
 });

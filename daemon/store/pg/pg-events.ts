@@ -1,5 +1,5 @@
 import type { Clock, Timer } from '../../clock.js';
-import { keepNewest, MAX_UNWRITTEN_EVENT_BYTES, type EventListener, type JobEventRecord, type JobEvents, type JobEventType } from '../../jobs/events.js';
+import { cursorAfter, keepNewest, MAX_UNWRITTEN_EVENT_BYTES, type EventCursor, type EventListener, type EventPage, type JobEventRecord, type JobEvents, type JobEventType } from '../../jobs/events.js';
 import { CommitInDoubtError, inTransaction, type Pool } from './pool.js';
 
 /** An event waiting to be stored: it gets its number when it is. */
@@ -20,11 +20,39 @@ interface JobQueue {
   closed: boolean;
 }
 
+/** What listeners here have heard of a followed job. */
+interface Heard {
+  seq: number;
+  fetching: Promise<void>;
+  /** Its `finished` event was heard: nothing comes after it. */
+  ended: boolean;
+}
+
+/** How many ended jobs are remembered: an announcement comes within moments of its batch. */
+const ENDED_REMEMBERED = 1024;
+
 /** The channel stored events are announced on. */
 export const EVENTS_CHANNEL = 'skilld_events';
 
 /** How long events wait before another try when the database did not take them. */
 const RETRY_MS = 1000;
+/** The most events one page holds, whatever their size. */
+const PAGE_ROWS = 1000;
+/** How much of another host's events a fetch holds at once. */
+const FETCH_PAGE_BYTES = 256 * 1024;
+
+/**
+ * A page of a job's events: the rows after a seq, in order, up to $4 of them and until they hold
+ * $3 bytes (the first row always). One row more is read, without its data, to tell whether the
+ * page is the end; so is each row past the byte limit.
+ */
+const PAGE_SQL = `
+  SELECT seq, ts, type, CASE WHEN kept THEN data END AS data, kept FROM (
+    SELECT seq, ts, type, data,
+      row_number() OVER w <= $4 AND coalesce(sum(octet_length(data::text)) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) < $3 AS kept
+    FROM skilld.events WHERE job_id = $1 AND seq > $2
+    WINDOW w AS (ORDER BY seq) ORDER BY seq LIMIT $4::integer + 1
+  ) page ORDER BY seq`;
 
 /**
  * Jobs' events in PostgreSQL. An event is numbered when it is stored, by its job's row, in the
@@ -38,8 +66,13 @@ export class PgEvents implements JobEvents {
   readonly #clock: Clock;
   readonly #queues = new Map<string, JobQueue>();
   readonly #listeners = new Set<EventListener>();
+  readonly #missed = new Set<() => void>();
+  /** Announcements of batches this host is storing or stored, not heard back yet. */
+  readonly #announced = new Set<string>();
   /** Per job followed here: the last event listeners heard, and the fetch of other hosts' events in flight. */
-  readonly #heard = new Map<string, { seq: number; fetching: Promise<void> }>();
+  readonly #heard = new Map<string, Heard>();
+  /** Followed jobs whose last event was heard, oldest first: kept a while, so that a late announcement repeats nothing. */
+  readonly #ended: string[] = [];
   #follows: (jobId: string) => boolean = () => false;
   #retry: Timer | null = null;
 
@@ -62,6 +95,11 @@ export class PgEvents implements JobEvents {
     return () => this.#listeners.delete(listener);
   }
 
+  onMissed(handler: () => void): () => void {
+    this.#missed.add(handler);
+    return () => this.#missed.delete(handler);
+  }
+
   /** Which jobs this daemon's subscribers follow: only their events are fetched when another host stores some. */
   follow(follows: (jobId: string) => boolean): void {
     this.#follows = follows;
@@ -75,28 +113,43 @@ export class PgEvents implements JobEvents {
     const at = payload.lastIndexOf(':');
     const jobId = payload.slice(0, at);
     const seq = Number(payload.slice(at + 1));
-    if (!this.#follows(jobId) || !Number.isInteger(seq)) return;
+    // A batch this host stored is heard as it is stored, whole and in order. Its announcement may
+    // come before the commit returns (a fetch from it would skip the batch's first events) or
+    // after the job's last event was heard (a fetch would hear that event twice): passed over.
+    if (this.#announced.delete(payload) || !this.#follows(jobId) || !Number.isInteger(seq)) return;
     const known = this.#heard.get(jobId);
     if (known === undefined) this.#fetch(jobId, seq - 1);
     else if (seq > known.seq) this.#fetch(jobId, known.seq);
   }
 
-  /** After notifications went unheard (a reconnection): every followed job is read again from what was heard. */
+  /**
+   * After notifications went unheard (a reconnection): every followed job is read again from what
+   * was heard, and whoever follows jobs here is told to read again from where it stands.
+   */
   catchUp(): void {
-    for (const [jobId, known] of this.#heard) this.#fetch(jobId, known.seq);
+    for (const [jobId, known] of this.#heard) if (!known.ended) this.#fetch(jobId, known.seq);
+    for (const handler of this.#missed) handler();
   }
 
-  /** Reads the job's stored events after the last heard (`afterSeq` for a job not heard before) and hears them, one read at a time per job. */
+  /**
+   * Reads the job's stored events after the last heard (`afterSeq` for a job not heard before) and
+   * hears them, a page at a time, one fetch at a time per job.
+   */
   #fetch(jobId: string, afterSeq: number): void {
     let known = this.#heard.get(jobId);
     if (known === undefined) {
-      known = { seq: afterSeq, fetching: Promise.resolve() };
+      known = { seq: afterSeq, fetching: Promise.resolve(), ended: false };
       this.#heard.set(jobId, known);
     }
     const entry = known;
     entry.fetching = entry.fetching.then(async () => {
-      const events = await this.replay(jobId, entry.seq).catch(() => []);
-      for (const event of events) this.#hear(event);
+      for (let end = false; !end; ) {
+        const before = entry.seq;
+        const page = await this.read(jobId, cursorAfter(before), FETCH_PAGE_BYTES).catch(() => null);
+        if (page === null) return;
+        for (const event of page.events) this.#hear(event);
+        end = page.end || entry.seq === before;
+      }
     });
   }
 
@@ -107,7 +160,7 @@ export class PgEvents implements JobEvents {
   #hear(event: JobEventRecord): void {
     let known = this.#heard.get(event.job_id);
     if (known === undefined && this.#follows(event.job_id)) {
-      known = { seq: event.seq - 1, fetching: Promise.resolve() };
+      known = { seq: event.seq - 1, fetching: Promise.resolve(), ended: false };
       this.#heard.set(event.job_id, known);
     }
     if (known !== undefined) {
@@ -117,18 +170,26 @@ export class PgEvents implements JobEvents {
         return;
       }
       known.seq = event.seq;
-      if (event.type === 'finished') this.#heard.delete(event.job_id);
+      if (event.type === 'finished') this.#end(event.job_id, known);
     }
     for (const listener of this.#listeners) listener(event);
   }
 
-  async replay(jobId: string, afterSeq: number): Promise<JobEventRecord[]> {
+  /** Remembers that a job's last event was heard, and forgets the oldest such job past ENDED_REMEMBERED. */
+  #end(jobId: string, known: Heard): void {
+    known.ended = true;
+    this.#ended.push(jobId);
+    if (this.#ended.length > ENDED_REMEMBERED) this.#heard.delete(this.#ended.shift() as string);
+  }
+
+  /** Reads once this host's batches of the job in flight are stored. */
+  async read(jobId: string, cursor: EventCursor, maxBytes: number): Promise<EventPage> {
     await this.#queues.get(jobId)?.tail;
-    const { rows } = await this.#pool.query<{ seq: number; ts: string; type: JobEventType; data: unknown }>(
-      'SELECT seq, ts, type, data FROM skilld.events WHERE job_id = $1 AND seq > $2 ORDER BY seq',
-      [jobId, afterSeq],
-    );
-    return rows.map((row) => ({ job_id: jobId, ...row }));
+    const { rows } = await this.#pool.query<{ seq: number; ts: string; type: JobEventType; data: unknown; kept: boolean }>(PAGE_SQL, [jobId, cursor.seq, maxBytes, PAGE_ROWS]);
+    const events: JobEventRecord[] = [];
+    for (const { kept, ...row } of rows) if (kept) events.push({ job_id: jobId, ...row });
+    const last = events[events.length - 1]?.seq ?? cursor.seq;
+    return { events, cursor: { seq: last, at: 0 }, end: events.length === rows.length && rows.length <= PAGE_ROWS };
   }
 
   /** Forgets a finished job once its events are stored; events the database did not take yet are kept for the next try. */
@@ -169,12 +230,17 @@ export class PgEvents implements JobEvents {
     queue.buffered = [];
     if (batch.length === 0) return this.#forgetIfDone(jobId, queue);
     let stored: JobEventRecord[];
+    let announcement: string | null = null;
     try {
-      stored = await inTransaction(this.#pool, (client) => storeBatch(client, jobId, batch));
+      stored = await inTransaction(this.#pool, (client) => storeBatch(client, jobId, batch, (payload) => this.#announced.add((announcement = payload))));
     } catch (error) {
-      // A batch in doubt waits apart, to be read back; any other goes back first in line.
+      // A batch in doubt waits apart, to be read back (its announcement, if it was not kept, is
+      // never heard: one string stays behind); any other was not announced and goes back first in line.
       if (error instanceof CommitInDoubtError) queue.doubt = batch;
-      else queue.buffered = [...batch, ...queue.buffered];
+      else {
+        if (announcement !== null) this.#announced.delete(announcement);
+        queue.buffered = [...batch, ...queue.buffered];
+      }
       queue.buffered = keepNewest(queue.buffered, MAX_UNWRITTEN_EVENT_BYTES, unstoredSize);
       this.#retryLater();
       return;
@@ -229,13 +295,14 @@ function unstoredSize(event: Unstored): number {
 }
 
 /** Numbers the batch from the job's row and stores it; a job that is not stored takes no events. */
-async function storeBatch(client: { query: Pool['query'] }, jobId: string, batch: readonly Unstored[]): Promise<JobEventRecord[]> {
+async function storeBatch(client: { query: Pool['query'] }, jobId: string, batch: readonly Unstored[], announce: (payload: string) => void): Promise<JobEventRecord[]> {
   const { rows } = await client.query<{ last_seq: number }>('UPDATE skilld.jobs SET last_seq = last_seq + $2 WHERE job_id = $1 RETURNING last_seq', [jobId, batch.length]);
   const last = rows[0]?.last_seq;
   if (last === undefined) return [];
   const first = last - batch.length + 1;
   const records = batch.map((event, i) => ({ job_id: jobId, seq: first + i, ts: event.ts, type: event.type, data: JSON.parse(event.data) as unknown }));
   // Delivered on commit to every host's listener (cluster/join.ts), which fetches what its subscribers follow.
+  announce(`${jobId}:${last}`);
   await client.query(`SELECT pg_notify('${EVENTS_CHANNEL}', $1)`, [`${jobId}:${last}`]);
   await client.query('INSERT INTO skilld.events (job_id, seq, ts, type, data) SELECT $1, * FROM unnest($2::integer[], $3::text[], $4::text[], $5::json[])', [
     jobId,
