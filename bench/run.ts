@@ -17,10 +17,11 @@ import { p5 } from './p5-deadlines.js';
 import { p6 } from './p6-reload.js';
 import { p7 } from './p7-live.js';
 import { p8 } from './p8-cluster.js';
+import { p9 } from './p9-replay.js';
 
-const BENCHMARKS: readonly Benchmark[] = [p1, p2, p3, p4, p5, p6, p7, p8];
+const BENCHMARKS: readonly Benchmark[] = [p1, p2, p3, p4, p5, p6, p7, p8, p9];
 
-const USAGE = `usage: node dist/bench/run.js [--quick] [--only P1..P8]
+const USAGE = `usage: node dist/bench/run.js [--quick] [--only P1..P9]
 
   --quick    small sizes; checks that every benchmark runs and produces numbers, never asserts timings
   --only P3  run one benchmark (may be repeated)`;

@@ -1,12 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { LineSplitter, MAX_RPC_LINE_BYTES, encodeLine } from '../../rpc/framing.js';
-import { onCleanup } from './cleanup.js';
-import { libModule } from './paths.js';
-import { benchEnv } from './util.js';
+import { spawnServerChild, type ServerChild } from './server-child.js';
 
 /**
  * The baseline of P1: a bare NDJSON JSON-RPC server built with the daemon's own framing
@@ -37,38 +33,13 @@ export function createEchoServer(canned: Readonly<Record<string, unknown>>): Ser
 }
 
 /** The echo server in a process of its own (as the daemon is), listening on `<dir>/echo.sock`. */
-export interface EchoChild {
+export interface EchoChild extends ServerChild {
   socket: string;
-  pid: number;
-  stop(): Promise<void>;
 }
 
 export async function spawnEchoServer(dir: string, canned: Readonly<Record<string, unknown>>): Promise<EchoChild> {
   const socket = join(dir, 'echo.sock');
   const cannedPath = join(dir, 'echo-canned.json');
   await writeFile(cannedPath, JSON.stringify(canned));
-  const child: ChildProcess = spawn(process.execPath, [libModule('echo-server-main'), socket, cannedPath], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'], env: benchEnv() });
-  const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await exited;
-  };
-  const unregister = onCleanup(stop);
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('ready\n')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`echo server exited with ${String(code)} before it was ready`)));
-  });
-  return {
-    socket,
-    pid: child.pid ?? Number.NaN,
-    stop: async () => {
-      await stop();
-      unregister();
-    },
-  };
+  return { socket, ...(await spawnServerChild(dir, 'echo-server-main', [socket, cannedPath])) };
 }
