@@ -48,7 +48,7 @@ export const logsCommand: Command = {
  * Prints each chunk of a log: with `--json` the answer as a JSON line; else its data with every
  * control character shown (`--raw`: escaped as JSON escapes them). `text` ends on a line break.
  */
-function logPrinter(ctx: Context, raw: boolean, text: boolean): (chunk: LogChunk, done: boolean) => void {
+export function logPrinter(ctx: Context, raw: boolean, text: boolean): (chunk: LogChunk, done: boolean) => void {
   if (ctx.json) {
     return (chunk, done) => {
       if (chunk.data !== '' || done) ctx.print(jsonLine(chunk));

@@ -180,4 +180,7 @@ t.test('on a terminal: attach asks the question with its controls shown, and the
     "none of the engine's sequences reached the terminal (skillctl's own, the status line and the prompt, may)",
   );
   t.match(await client.request('jobs/result', { job_id: job.job_id }), { status: 'succeeded', output: { reply: 'paris\x7f', text: HOSTILE } });
+  const history = await onPty(['history', job.job_id]).done;
+  t.match(history.output, `  prompt:   ${QUESTION_SHOWN}\r\n  response: paris\\x7f`);
+  t.notMatch(history.output, CONTROL, 'history on a terminal: nothing acts on it');
 });
