@@ -13,7 +13,7 @@
  * (U+0080–U+009F, which some terminals obey as ESC sequences); and the bidi embeddings,
  * overrides and isolates (U+202A–U+202E, U+2066–U+2069), which make a line read in another
  * order than it is written. The bidi marks (U+200E, U+200F, U+061C) are kept: right-to-left
- * text carries them, and they move no text but the punctuation next to them.
+ * text carries them, and they only set the direction of the spaces and punctuation next to them.
  */
 const CONTROLS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)/g;
 
