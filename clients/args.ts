@@ -39,7 +39,7 @@ export const GLOBAL_OPTIONS = {
       '/tmp/skilld-<uid>/skilld.sock without XDG_RUNTIME_DIR), else /run/skilld/skilld.sock (systemd) when only that exists; ' +
       'skillctl socket shows which',
   },
-  json: { type: 'boolean', description: 'print the RPC result as one JSON document (watch: one event per line)' },
+  json: { type: 'boolean', description: 'print the RPC result as one JSON document (watch: one event per line; logs: one answer per line)' },
   help: { type: 'boolean', short: 'h', description: "show the command's help" },
 } as const satisfies OptionSpecs;
 

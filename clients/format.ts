@@ -1,13 +1,19 @@
 import { colourOn, paintStatus, visibleLength } from './colour.js';
+import { escapedText, terminalText } from './terminal-text.js';
 import { agoOf, jobDuration } from './time-text.js';
 import type { CodedError, JobEvent, JobView } from './wire.js';
 
 const GAP = '  ';
 const CLIP_CHARS = 100;
 
-/** One JSON document, pretty-printed: what `--json` prints. */
+/** One JSON document, pretty-printed: what `--json` prints. Every control character in its strings is escaped, even those JSON allows raw (DEL, C1, bidi). */
 export function json(value: unknown): string {
-  return JSON.stringify(value, null, 2);
+  return escapedText(JSON.stringify(value, null, 2));
+}
+
+/** One JSON document on one line, escaped as `json` escapes it: `--json` where each answer or event is a line. */
+export function jsonLine(value: unknown): string {
+  return escapedText(JSON.stringify(value));
 }
 
 /** An aligned table with a header row; the last column is not padded. Cells may be coloured: they are aligned on what shows. */
@@ -25,29 +31,29 @@ export function keyValues(pairs: Array<[string, string]>): string {
   return pairs.map(([key, value]) => `${`${key}:`.padEnd(width)} ${value}`.trimEnd()).join('\n');
 }
 
-/** A wire value as one table cell: `-` for null or empty, lists comma-joined, objects as compact JSON. */
+/** A wire value as one table cell: `-` for null or empty, text with its control characters shown, lists comma-joined, objects as compact JSON. */
 export function cell(value: unknown): string {
   if (value === null || value === undefined || value === '') return '-';
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') return terminalText(value);
   if (Array.isArray(value)) return value.length === 0 ? '-' : value.map(cell).join(',');
-  if (typeof value === 'object') return JSON.stringify(value);
+  if (typeof value === 'object') return jsonLine(value);
   return String(value);
 }
 
 /** An ISO time without milliseconds. */
 export function shortTime(value: unknown): string {
-  return typeof value === 'string' ? value.replace(/\.\d+Z$/, 'Z') : cell(value);
+  return typeof value === 'string' ? terminalText(value).replace(/\.\d+Z$/, 'Z') : cell(value);
 }
 
-/** `CODE: message`, as errors appear in human output. */
+/** `CODE: message`, as errors appear in human output; a message may quote an engine, so its control characters are shown. */
 export function errorText(error: CodedError): string {
-  return `${error.code}: ${error.message}`;
+  return terminalText(`${error.code}: ${error.message}`);
 }
 
 const JOB_FIELD_TEXT: Record<string, (value: unknown) => string> = {
   error: (value) => (value === null ? '-' : errorText(value as CodedError)),
   interactive_profile: (value) => (value === null ? '-' : `${(value as { kind: string }).kind} (${(value as { reason: string }).reason})`),
-  session_handle: (value) => (value === null ? '-' : (value as { handle_value: string }).handle_value),
+  session_handle: (value) => (value === null ? '-' : cell((value as { handle_value: string }).handle_value)),
 };
 
 /** One job as `key: value` lines, every field the daemon sent, in its order. */
@@ -92,8 +98,8 @@ export function eventLine(event: JobEvent): string {
   return `${event.ts} ${event.job_id} #${event.seq} ${event.type} ${summary}`.trimEnd();
 }
 
-/** Text on one line (line breaks shown as `\n`), cut to a readable length. */
+/** Text on one line (control characters shown, line breaks as `\n`), cut to a readable length. */
 export function clip(text: string): string {
-  const flat = text.trimEnd().replace(/\r?\n/g, '\\n');
+  const flat = terminalText(text.trimEnd()).replace(/\r?\n/g, '\\n');
   return flat.length > CLIP_CHARS ? `${flat.slice(0, CLIP_CHARS - 1)}…` : flat;
 }

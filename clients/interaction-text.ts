@@ -1,4 +1,5 @@
 import { shortTime } from './format.js';
+import { terminalText } from './terminal-text.js';
 import type { InteractionView, PendingQuestion, PendingView } from './wire.js';
 
 /** A reply or option value as text: strings verbatim, anything else as compact JSON. */
@@ -6,18 +7,19 @@ export function valueText(value: unknown): string {
   return typeof value === 'string' ? value : (JSON.stringify(value) ?? 'undefined');
 }
 
-/** The options as a numbered list, `  1) Label [value]`; the value is shown when it differs from the label. */
+/** The options as a numbered list, `  1) Label [value]`; the value is shown when it differs from the label. The agent wrote them: control characters are shown. */
 export function optionLines(pending: PendingQuestion): string[] {
   return (pending.options ?? []).map((option, index) => {
     const value = valueText(option.value);
-    return `  ${index + 1}) ${option.label}${value === option.label ? '' : ` [${value}]`}`;
+    return terminalText(`  ${index + 1}) ${option.label}${value === option.label ? '' : ` [${value}]`}`);
   });
 }
 
-/** The question itself: the prompt, then the numbered options; an approval is a yes/no question. */
+/** The question itself: the prompt (its control characters shown), then the numbered options; an approval is a yes/no question. */
 export function questionText(pending: PendingQuestion): string {
-  if (pending.kind === APPROVAL_KIND) return `${pending.prompt} [y/n]`;
-  return [pending.prompt, ...optionLines(pending)].join('\n');
+  const prompt = terminalText(pending.prompt);
+  if (pending.kind === APPROVAL_KIND) return `${prompt} [y/n]`;
+  return [prompt, ...optionLines(pending)].join('\n');
 }
 
 /** The kind of a pending that is a tool approval: answered `allow` or `deny`. */
@@ -35,7 +37,7 @@ export function approvalAnswer(answer: string): 'allow' | 'deny' | null {
 export function pendingText(view: PendingView): string {
   if (view.pending === null) return notWaitingText(view);
   const { interaction_id, kind } = view.pending;
-  return `job ${view.job_id} is waiting for a reply to interaction ${interaction_id} (${kind}):\n${questionText(view.pending)}`;
+  return `job ${view.job_id} is waiting for a reply to interaction ${interaction_id} (${terminalText(kind)}):\n${questionText(view.pending)}`;
 }
 
 /** `job X is not waiting (status)`. */
@@ -78,8 +80,8 @@ function roundText(round: InteractionView): string {
   return [header, labelled('prompt', round.prompt), labelled('response', answered ? valueText(round.response) : '-')].join('\n');
 }
 
-/** `  label:   text`, with the text's further lines indented under its first. */
+/** `  label:   text`, with the text's further lines indented under its first and its control characters shown. */
 function labelled(label: string, text: string): string {
   const head = `  ${`${label}:`.padEnd(10)}`;
-  return head + text.split('\n').join(`\n${' '.repeat(head.length)}`);
+  return head + terminalText(text).split('\n').join(`\n${' '.repeat(head.length)}`);
 }

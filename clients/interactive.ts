@@ -2,7 +2,9 @@ import { createInterface } from 'node:readline';
 import { RpcCallError } from '../rpc/client.js';
 import type { Context } from './command.js';
 import { EXIT_INTERRUPTED, followJob, type FollowOptions } from './follow-job.js';
+import { errorText } from './format.js';
 import { pickResponse, questionText, replyHint, valueText } from './interaction-text.js';
+import { terminalText } from './terminal-text.js';
 import type { PendingQuestion, ReplyAnswer } from './wire.js';
 
 /** Asks the user one question; resolves to the line typed, or null when the input has ended (Ctrl-D). */
@@ -59,11 +61,12 @@ async function askAndReply(ctx: Context, jobId: string, pending: PendingQuestion
   const { response } = picked;
   try {
     await ctx.client.request<ReplyAnswer>('jobs/reply', { job_id: jobId, interaction_id: pending.interaction_id, response });
-    ctx.warn(`reply accepted: ${JSON.stringify(valueText(response))}`);
+    // An option's value comes from the agent, and JSON leaves DEL and C1 as they are.
+    ctx.warn(terminalText(`reply accepted: ${JSON.stringify(valueText(response))}`));
   } catch (error) {
     // Someone else answered, or the job moved on (deadline, cancel): keep following it.
     if (!(error instanceof RpcCallError) || !['JOB_NOT_WAITING', 'INTERACTION_STALE'].includes(error.dataCode)) throw error;
-    ctx.warn(`skillctl: reply not taken: ${error.dataCode}: ${error.message}`);
+    ctx.warn(`skillctl: reply not taken: ${errorText({ code: error.dataCode, message: error.message })}`);
   }
   return true;
 }

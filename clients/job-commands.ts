@@ -3,8 +3,9 @@ import { definedOnly, flagOpt, intOpt, stringOpt, UsageError } from './args.js';
 import { JOB_STATUSES } from './choices.js';
 import { colourOn, paintStatus } from './colour.js';
 import { arg, type Command, type Context } from './command.js';
-import { errorText, jobDetails, jobTable, json } from './format.js';
+import { errorText, jobDetails, jobTable, json, jsonLine } from './format.js';
 import { resolveJobId } from './job-id.js';
+import { terminalText } from './terminal-text.js';
 import { TERMINAL_STATUSES, type JobView, type ResultView } from './wire.js';
 
 /** `jobs`: jobs/list, newest first. */
@@ -83,8 +84,9 @@ export function reportResult(ctx: Context, result: ResultView): number {
   if (ctx.json) ctx.print(json(result));
   if (result.status === 'succeeded') {
     if (!ctx.json) ctx.print(json(result.output));
-    for (const warning of result.warnings) ctx.warn(`skillctl: warning: ${warning}`);
-    if (!ctx.json) for (const artifact of result.artifacts) ctx.warn(`artifact: ${artifact}`);
+    for (const warning of result.warnings) ctx.warn(`skillctl: warning: ${terminalText(warning)}`);
+    // The engine names its artifacts' files.
+    if (!ctx.json) for (const artifact of result.artifacts) ctx.warn(`artifact: ${terminalText(artifact)}`);
     return 0;
   }
   const colour = colourOn(process.stderr);
@@ -129,7 +131,7 @@ export const callCommand: Command = {
     } catch (error) {
       if (!(error instanceof RpcCallError)) throw error;
       const data = error.details === undefined ? { code: error.dataCode } : { code: error.dataCode, details: error.details };
-      ctx.warn(JSON.stringify({ code: error.rpcCode, message: error.message, data }));
+      ctx.warn(jsonLine({ code: error.rpcCode, message: error.message, data }));
       return 1;
     }
   },

@@ -2,9 +2,11 @@
 import { DaemonUnreachableError, RpcCallError, RpcClient } from '../rpc/client.js';
 import { checkChoices, flagOpt, parseCommandArgs, splitCommand, stringOpt, UsageError, type OptionValues } from './args.js';
 import type { Command, Context, Invocation } from './command.js';
+import { errorText, jsonLine } from './format.js';
 import { resolveJobId } from './job-id.js';
 import { socketPath } from './socket-path.js';
 import { COMMANDS } from './table.js';
+import { terminalText } from './terminal-text.js';
 import { commandHelp, usageText } from './usage.js';
 import { clientVersion } from './version.js';
 
@@ -73,7 +75,7 @@ function printed(text: string): number {
 function report(error: unknown, socket: string, command: Command | undefined): number {
   if (error instanceof UsageError) {
     const usage = command === undefined ? usageText(COMMANDS) : `usage: skillctl ${command.usage}\n(more: skillctl help ${command.name})`;
-    process.stderr.write(`skillctl: ${error.message}\n${usage}\n`);
+    process.stderr.write(`skillctl: ${terminalText(error.message)}\n${usage}\n`);
     return EXIT.usage;
   }
   if (error instanceof DaemonUnreachableError) {
@@ -82,11 +84,12 @@ function report(error: unknown, socket: string, command: Command | undefined): n
     return EXIT.unreachable;
   }
   if (error instanceof RpcCallError) {
-    const details = error.details === undefined ? '' : `\n  details: ${JSON.stringify(error.details)}`;
-    process.stderr.write(`skillctl: ${error.dataCode}: ${error.message}${details}\n`);
+    // A message or its details may quote an engine or the request.
+    const details = error.details === undefined ? '' : `\n  details: ${jsonLine(error.details)}`;
+    process.stderr.write(`skillctl: ${errorText({ code: error.dataCode, message: error.message })}${details}\n`);
     return EXIT.failed;
   }
-  process.stderr.write(`skillctl: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`skillctl: ${terminalText(error instanceof Error ? error.message : String(error))}\n`);
   return EXIT.failed;
 }
 

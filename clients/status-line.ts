@@ -1,4 +1,5 @@
 import { paintStatus } from './colour.js';
+import { terminalText } from './terminal-text.js';
 import { durationText } from './time-text.js';
 
 /** Back to the start of the line, and erase it: what clears the status line. */
@@ -19,9 +20,9 @@ export interface StatusView {
   message: string | null;
 }
 
-/** A message on one line: control characters and line breaks become spaces, runs of space one. */
+/** A message on one line: its control characters shown as every printer shows them (terminalText), line breaks and tabs as spaces, runs of space one. */
 export function oneLine(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').replace(/\s+/g, ' ').trim();
+  return terminalText(text).replace(/\s+/g, ' ').trim();
 }
 
 /**

@@ -45,12 +45,17 @@ const run = withHelp(runCommand, {
 const logs = withHelp(logsCommand, {
   options: {
     attempt: { value: 'N', description: 'which attempt (one engine run) to read; default: the current one' },
-    raw: { description: "the engine's stdout as it came (its NDJSON events), not the agent's messages as text" },
+    raw: { description: "the engine's stdout as it came (its NDJSON events), not the agent's messages as text; control characters escaped as JSON escapes them" },
     stderr: { description: "print the engine's stderr instead of what the agent said" },
     follow: { description: 'keep printing as the attempt writes, until it ends' },
   },
   jobArg: 0,
-  examples: ['logs 0mhx2k9', 'logs 0mhx2k9 -f', 'logs 0mhx2k9 --raw', 'logs 0mhx2k9 --stderr --attempt 1'],
+  examples: ['logs 0mhx2k9', 'logs 0mhx2k9 -f', 'logs 0mhx2k9 --raw', 'logs 0mhx2k9 --stderr --attempt 1', 'logs 0mhx2k9 --json  # each jobs/logs answer as a JSON line'],
+  details: [
+    'What an engine prints never acts on your terminal, piped or not: line feeds and tabs are kept, and every other control character is shown as ' +
+      'text instead, \\x1b for ESC (clear screen, cursor moves, titles, clipboard writes, hidden text), \\x0d for a carriage return that does not end a ' +
+      'line, \\x9b for C1 controls, \\u202e for bidi overrides. --raw and --json escape them as JSON does (\\u001b): nothing is dropped.',
+  ],
 });
 
 const attach = withHelp(attachCommand, {

@@ -29,8 +29,10 @@ t.test('the status line in colour: only the status is coloured, and the cut coun
   t.equal(statusLineText({ status: 'running', elapsedMs: 1000, message: null }, 5, true), 'run…', 'a cut status is not coloured');
 });
 
-t.test('control characters in a message cannot reach the terminal', async (t) => {
-  t.equal(oneLine('\x1b[2Jgone\x07 \x9b31m\r\nback'), '[2Jgone 31m back');
+t.test('control characters in a message cannot reach the terminal: they are shown, as every printer shows them', async (t) => {
+  t.equal(oneLine('\x1b[2Jgone\x07 \x9b31m\r\nback'), '\\x1b[2Jgone\\x07 \\x9b31m back');
+  t.equal(oneLine('ls\rrm -rf ~ \u202etxt.exe'), 'ls\\x0drm -rf ~ \\u202etxt.exe', 'a carriage return and a bidi override are shown too');
+  t.equal(oneLine('one\n\ttwo\r\n three'), 'one two three', 'line breaks and tabs are spaces: the message stays on one line');
 });
 
 t.test('StatusLine draws in place, clears, holds and stops; nothing before a status is known', async (t) => {
