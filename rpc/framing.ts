@@ -79,6 +79,11 @@ export class LineSplitter {
   }
 }
 
+/** A byte limit as people read it and as it is counted: `1 MiB (1048576 bytes)`. */
+export function limitText(bytes: number): string {
+  return `${bytes / (1024 * 1024)} MiB (${bytes} bytes)`;
+}
+
 /** One message as a wire line. */
 export function encodeLine(message: unknown): string {
   return `${JSON.stringify(message)}\n`;
