@@ -1,10 +1,14 @@
 import { createConnection, type Socket } from 'node:net';
-import { LineSplitter, encodeLine } from './framing.js';
+import { rpcError } from './errors.js';
+import { LineSplitter, MAX_RPC_LINE_BYTES, encodeLine, limitText } from './framing.js';
 
 /** Responses and notifications from the daemon may be large (logs, results): allow 64 MiB lines. */
 const MAX_CLIENT_LINE_BYTES = 64 * 1024 * 1024;
 
-/** An error answer from the daemon; `dataCode` is the stable code to branch on. */
+/**
+ * An error answer from the daemon, or a request refused before it was sent because the daemon
+ * would refuse it (`REQUEST_TOO_LARGE`); `dataCode` is the stable code to branch on.
+ */
 export class RpcCallError extends Error {
   readonly rpcCode: number;
   readonly dataCode: string;
@@ -66,12 +70,24 @@ export class RpcClient {
     });
   }
 
+  /**
+   * Sends one request and resolves with its result. Rejects with RpcCallError for an error answer
+   * or for a line over `MAX_RPC_LINE_BYTES` (not sent: the connection stays usable), and with
+   * DaemonUnreachableError when the connection ends before the answer.
+   */
   request<T = unknown>(method: string, params?: unknown): Promise<T> {
     if (this.#closedError !== null) return Promise.reject(this.#closedError);
     const id = this.#nextId++;
+    const line = encodeLine(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params });
+    // The daemon answers a longer line by closing the connection, which fails every other request on it.
+    const bytes = Buffer.byteLength(line) - 1;
+    if (bytes > MAX_RPC_LINE_BYTES) {
+      const why = `${method} would send ${bytes} bytes, over the ${limitText(MAX_RPC_LINE_BYTES)} the daemon reads in one request; nothing was sent`;
+      return Promise.reject(new RpcCallError(rpcError('REQUEST_TOO_LARGE', why)));
+    }
     return new Promise<T>((resolve, reject) => {
       this.#waiters.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      this.#socket.write(encodeLine(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params }));
+      this.#socket.write(line);
     });
   }
 

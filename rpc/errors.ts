@@ -16,7 +16,7 @@ interface CodeInfo {
 export const ERROR_CODES = {
   PARSE_ERROR: { rpc: -32700, kind: 'request', retryable: false, meaning: 'The line is not valid JSON.' },
   INVALID_REQUEST: { rpc: -32600, kind: 'request', retryable: false, meaning: 'The message is not a JSON-RPC 2.0 request.' },
-  REQUEST_TOO_LARGE: { rpc: -32600, kind: 'request', retryable: false, meaning: 'A line exceeded 1 MiB; the connection is closed.' },
+  REQUEST_TOO_LARGE: { rpc: -32600, kind: 'request', retryable: false, meaning: 'A request line exceeded 1 MiB (the daemon then closes the connection; skillctl refuses such a request unsent), or a message to skillctl mcp exceeded 10 MiB.' },
   BATCH_TOO_LARGE: { rpc: -32600, kind: 'request', retryable: false, meaning: 'A batch held more than 1,000 requests; none of them ran.' },
   METHOD_NOT_FOUND: { rpc: -32601, kind: 'request', retryable: false, meaning: 'No such method.' },
   INVALID_PARAMS: { rpc: -32602, kind: 'request', retryable: false, meaning: 'The params do not match the method; details name the field.' },

@@ -1,5 +1,4 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -19,6 +18,7 @@ import { DaemonLink } from './daemon-link.js';
 import { jobTool, replyTool } from './job-tools.js';
 import { failureResult } from './results.js';
 import { listResources, readResource, RESOURCE_TEMPLATES } from './resources.js';
+import { StdioLineTransport } from './stdio-transport.js';
 import { JOB_TOOL, JOB_TOOLS, REPLY_TOOL, skillTool, toolName, type SkillDetail } from './tools.js';
 
 /** Exit codes of `skillctl mcp`: its input ended or SIGTERM (0), Ctrl-C (130, as skillctl's other commands). */
@@ -74,7 +74,7 @@ export async function serveMcp(first: RpcClient, socket: string, warn: (text: st
     closing = true; // calls in flight are aborted by the close: their jobs stay as they are
     await server.close().finally(() => link.close());
   });
-  await server.connect(new StdioServerTransport());
+  await server.connect(new StdioLineTransport());
   return stopped;
 }
 
@@ -87,7 +87,7 @@ function untilStopped(close: () => Promise<void>): Promise<number> {
       stopping = true;
       void close().finally(() => resolve(code));
     };
-    // The SDK's stdio transport does not notice the end of its input.
+    // The transport only reads lines: the end of its input is noticed here.
     process.stdin.once('end', () => stop(EXIT.done));
     process.stdin.once('close', () => stop(EXIT.done));
     process.once('SIGTERM', () => stop(EXIT.done));

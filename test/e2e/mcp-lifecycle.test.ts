@@ -1,15 +1,13 @@
 // skillctl mcp's life around the daemon's: skills that change, a daemon that is not there or goes
 // away and comes back, and the end of the server's input.
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { SKILLCTL_BIN, TEST_SKILLS, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
-import { connectMcp, LONG_CALL, serverEnv } from '../helpers/mcp.js';
+import { TEST_SKILLS, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { connectMcp, INITIALIZE, LONG_CALL, rawServer, type RawServer } from '../helpers/mcp.js';
 
 const skillsDir = await mkdtemp(join(tmpdir(), 'skilld-mcp-skills-'));
 await cp(join(TEST_SKILLS, 'echo-auto'), join(skillsDir, 'echo-auto'), { recursive: true });
@@ -59,19 +57,8 @@ t.test('hot reload: a skill added, edited, removed in the skills folder sends to
   t.same((await removed).map((tool) => tool.name), ['echo-auto', 'skilld_reply', 'skilld_job']);
 });
 
-/** `skillctl mcp` on raw pipes: the test writes MCP lines and reads the server's. */
-function rawServer(socket: string): { send: (message: unknown) => void; lines: AsyncIterator<string>; child: ReturnType<typeof spawn>; stderr: () => string } {
-  const child = spawn(process.execPath, [SKILLCTL_BIN, 'mcp', '--socket', socket], { env: serverEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  return { send: (message) => child.stdin?.write(`${JSON.stringify(message)}\n`), lines, child, stderr: () => stderr };
-}
-
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } };
-
 /** A raw server with a call in flight of a job that ends once `release` exists; resolves once the job runs. */
-async function heldCall(socket: string, release: string): Promise<ReturnType<typeof rawServer> & { jobId: string }> {
+async function heldCall(socket: string, release: string): Promise<RawServer & { jobId: string }> {
   const server = rawServer(socket);
   server.send(INITIALIZE);
   server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });

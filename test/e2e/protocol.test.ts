@@ -5,7 +5,8 @@ import { lstat, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TestDaemon } from '../helpers/daemon.js';
+import { encodeLine, MAX_RPC_LINE_BYTES } from '../../rpc/framing.js';
+import { rpcError, TestDaemon } from '../helpers/daemon.js';
 
 const daemon = await TestDaemon.start();
 t.teardown(() => daemon.cleanup());
@@ -108,6 +109,18 @@ t.test('a line over 1 MiB gets REQUEST_TOO_LARGE and that connection is closed; 
   t.match(lines[0], { id: null, error: { code: -32600, data: { code: 'REQUEST_TOO_LARGE' } } });
   socket.destroy();
   t.same(await other.request('daemon/ping'), { ok: true, version: '0.1.0' }, 'another connection is unaffected');
+});
+
+t.test('the RPC client refuses a request line over 1 MiB with REQUEST_TOO_LARGE before sending it; its connection serves on, and a line of exactly 1 MiB is sent', async (t) => {
+  const client = await daemon.client();
+  // The client numbers its requests from 1: the first two lines carry ids of the same length.
+  const bare = Buffer.byteLength(encodeLine({ jsonrpc: '2.0', id: 1, method: 'daemon/ping', params: { pad: '' } })) - 1;
+  const pad = 'x'.repeat(MAX_RPC_LINE_BYTES - bare);
+  t.equal((await rpcError(client.request('daemon/ping', { pad }))).dataCode, 'INVALID_PARAMS', 'exactly 1 MiB: the daemon reads it and answers (ping takes no params)');
+  const refused = await rpcError(client.request('daemon/ping', { pad: `${pad}x` }));
+  t.match(refused, { rpcCode: -32600, dataCode: 'REQUEST_TOO_LARGE' });
+  t.equal(refused.message, `daemon/ping would send ${MAX_RPC_LINE_BYTES + 1} bytes, over the 1 MiB (1048576 bytes) the daemon reads in one request; nothing was sent`);
+  t.same(await client.request('daemon/ping'), { ok: true, version: '0.1.0' }, 'the same connection still serves');
 });
 
 t.test('garbage bytes, binary and half lines never take the daemon down', async (t) => {

@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema, type ElicitRequestFormParams, type ElicitResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -44,6 +46,28 @@ export async function connectMcp(socket: string, options: McpOptions = {}): Prom
   await client.connect(transport);
   return { client, transport, stderr: () => stderr, close: () => client.close() };
 }
+
+/** `skillctl mcp` on raw pipes: the test writes MCP lines (or any text) and reads the server's lines. */
+export interface RawServer {
+  send(message: unknown): void;
+  write(text: string): void;
+  readonly lines: AsyncIterator<string>;
+  readonly child: ChildProcess;
+  stderr(): string;
+}
+
+/** Starts `skillctl mcp --socket <socket>` on raw pipes, as `connectMcp` does without a client. */
+export function rawServer(socket: string): RawServer {
+  const child = spawn(process.execPath, [SKILLCTL_BIN, 'mcp', '--socket', socket], { env: serverEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const write = (text: string): void => void child.stdin?.write(text);
+  return { send: (message) => write(`${JSON.stringify(message)}\n`), write, lines, child, stderr: () => stderr };
+}
+
+/** The first message of a raw session, from a client that declares no capability. */
+export const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } };
 
 /** A `callTool` that waits as long as a busy machine needs (the SDK's default is 60 s). */
 export const LONG_CALL = { timeout: 600_000 } as const;

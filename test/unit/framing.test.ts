@@ -1,5 +1,5 @@
 import t from 'tap';
-import { LineSplitter, MAX_RPC_LINE_BYTES, encodeLine } from '../../rpc/framing.js';
+import { LINE_EDGE_BYTES, LineSplitter, MAX_RPC_LINE_BYTES, encodeLine, limitText, type LineEdges } from '../../rpc/framing.js';
 
 interface Recorder {
   lines: string[];
@@ -140,6 +140,38 @@ t.test('end() drops an unterminated oversized line without a second overflow', a
   r.splitter.end();
   t.same(r.lines, []);
   t.same(r.overflows, [10]);
+});
+
+/** A splitter whose sink keeps what it is told of oversized lines, in order with the lines. */
+function recordEdges(maxLineBytes: number): { splitter: LineSplitter; calls: Array<string | LineEdges> } {
+  const calls: Array<string | LineEdges> = [];
+  const splitter = new LineSplitter(maxLineBytes, { line: (text) => calls.push(text), overflow: () => undefined, oversized: (edges) => calls.push(edges) });
+  return { splitter, calls };
+}
+
+t.test("an oversized line's first and last 1 KiB and its length reach oversized() once it ends, however it was cut into chunks", async (t) => {
+  const line = `${'<'.repeat(LINE_EDGE_BYTES)}${'m'.repeat(5000)}${'>'.repeat(LINE_EDGE_BYTES - 1)}!`;
+  const edges = { head: '<'.repeat(LINE_EDGE_BYTES), tail: `${'>'.repeat(LINE_EDGE_BYTES - 1)}!`, bytes: line.length };
+  for (const size of [1, 7, 1000, 4096, line.length + 1]) {
+    const r = recordEdges(3000);
+    const bytes = Buffer.from(`${line}\nnext\n`);
+    for (let at = 0; at < bytes.length; at += size) r.splitter.push(bytes.subarray(at, at + size));
+    t.same(r.calls, [edges, 'next'], `chunks of ${size} bytes`);
+  }
+});
+
+t.test('a line just over the cap keeps all it has at each end; end() reports an unterminated one', async (t) => {
+  const r = recordEdges(4);
+  r.splitter.push(Buffer.from('abcdef\n0123456789'));
+  r.splitter.end();
+  t.same(r.calls, [
+    { head: 'abcdef', tail: 'abcdef', bytes: 6 },
+    { head: '0123456789', tail: '0123456789', bytes: 10 },
+  ]);
+});
+
+t.test('limitText names a limit in MiB and in bytes', async (t) => {
+  t.equal(limitText(MAX_RPC_LINE_BYTES), '1 MiB (1048576 bytes)');
 });
 
 t.test('end() strips a trailing \\r of the last line', async (t) => {
