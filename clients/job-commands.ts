@@ -85,6 +85,7 @@ export function reportResult(ctx: Context, result: ResultView): number {
     if (!ctx.json) ctx.print(json(result.output));
     for (const warning of result.warnings) ctx.warn(`skillctl: warning: ${warning}`);
     if (!ctx.json) for (const artifact of result.artifacts) ctx.warn(`artifact: ${artifact}`);
+    if (!ctx.json) for (const path of result.left_out ?? []) ctx.warn(`left out, leads outside the artifacts folder: ${path}`);
     return 0;
   }
   const colour = colourOn(process.stderr);
