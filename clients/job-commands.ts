@@ -87,6 +87,7 @@ export function reportResult(ctx: Context, result: ResultView): number {
     for (const warning of result.warnings) ctx.warn(`skillctl: warning: ${terminalText(warning)}`);
     // The engine names its artifacts' files.
     if (!ctx.json) for (const artifact of result.artifacts) ctx.warn(`artifact: ${terminalText(artifact)}`);
+    if (!ctx.json) for (const path of result.left_out ?? []) ctx.warn(`left out, leads outside the artifacts folder: ${terminalText(path)}`);
     return 0;
   }
   const colour = colourOn(process.stderr);

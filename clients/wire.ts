@@ -25,6 +25,8 @@ export interface ResultView {
   artifacts: string[];
   warnings: string[];
   error: CodedError | null;
+  /** Entries of the artifacts folder that lead outside it (warning `ARTIFACT_LINK_OUTSIDE`); absent when there are none. */
+  left_out?: string[];
 }
 
 /** One `job/event` notification. */

@@ -56,9 +56,11 @@ export const ERROR_CODES = {
   ASK_USER_MALFORMED: { rpc: 5002, kind: 'warning', retryable: false, meaning: 'An <ASK_USER_YAML> hint could not be read; the daemon built the pending itself.' },
   OUTPUT_REPAIRED: { rpc: 5003, kind: 'warning', retryable: false, meaning: 'The output needed deterministic repair to parse as JSON.' },
   INTERACTION_PROCESS_RESCUED: { rpc: 5004, kind: 'warning', retryable: false, meaning: 'The live process of a waiting sticky job was lost; by sticky_recovery "resume" its later turns resume the stored session.' },
+  ARTIFACT_LINK_OUTSIDE: { rpc: 5005, kind: 'warning', retryable: false, meaning: 'An entry of the artifacts folder (or the folder itself) is a symbolic link that leads outside it; jobs/result leaves it out and names it in left_out.' },
   SKILL_MANIFEST_INVALID: { rpc: 6001, kind: 'skill', retryable: false, meaning: 'assets/runner.json is missing, unreadable or breaks the manifest rules.' },
   SKILL_SCHEMA_INVALID: { rpc: 6002, kind: 'skill', retryable: false, meaning: 'A schema file is missing, not JSON, or not a valid JSON Schema.' },
   SKILL_FILE_MISSING: { rpc: 6003, kind: 'skill', retryable: false, meaning: 'SKILL.md is missing.' },
+  SKILL_LINK_OUTSIDE: { rpc: 6004, kind: 'skill', retryable: false, meaning: "A file or folder of the skill is a symbolic link that leads outside the skill's folder; nothing outside it is read." },
 } as const satisfies Record<string, CodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,9 +1,10 @@
-import { open } from 'node:fs/promises';
-import { extname } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { extname, join } from 'node:path';
 import { ErrorCode, McpError, type ListResourcesResult, type ReadResourceResult, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import { RpcCallError, type RpcClient } from '../../rpc/client.js';
+import { openWithin, type Opened } from '../../rpc/within-folder.js';
 import type { JobView, ResultView } from '../wire.js';
-import { ARTIFACT_TEMPLATE, artifactName, parseUri, RESULT_TEMPLATE, resultUri } from './uris.js';
+import { ARTIFACT_TEMPLATE, artifactName, parseUri, RESULT_TEMPLATE, resultUri, runFolderOf } from './uris.js';
 
 /** MCP's code for a resource that does not exist (the spec's suggestion; the SDK names none). */
 const RESOURCE_NOT_FOUND = -32002;
@@ -40,8 +41,18 @@ export async function listResources(client: RpcClient, cursor: string | undefine
   return page.next === null ? { resources } : { resources, nextCursor: page.next };
 }
 
-/** One resource: a job's `jobs/result` as JSON, or one of its artifacts, read from the file the daemon names. */
-export async function readResource(client: RpcClient, uri: string): Promise<ReadResourceResult> {
+/** Why an artifact `jobs/result` listed is not read now. */
+const REFUSED: Readonly<Record<Extract<Opened, { refused: unknown }>['refused'], string>> = {
+  outside: "leads outside the job's artifacts folder",
+  nowhere: 'is gone',
+  not_a_file: 'is not a regular file',
+};
+
+/**
+ * One resource: a job's `jobs/result` as JSON, or one of its artifacts, read from the file the
+ * daemon names, under the same rule as the daemon's listing: nothing outside the artifacts folder.
+ */
+export async function readResource(client: Pick<RpcClient, 'request'>, uri: string): Promise<ReadResourceResult> {
   const target = parseUri(uri);
   if (target === null) throw notFound(uri, 'not a skilld resource URI');
   let result: ResultView;
@@ -53,25 +64,33 @@ export async function readResource(client: RpcClient, uri: string): Promise<Read
   }
   if (target.kind === 'result') return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(result) }] };
   const path = result.artifacts.find((candidate) => artifactName(target.jobId, candidate) === target.name);
-  if (path === undefined) throw notFound(uri, `job ${target.jobId} has no artifact "${target.name}"`);
-  const bytes = await readCapped(path);
+  const run = path === undefined ? null : runFolderOf(target.jobId, path);
+  if (path === undefined || run === null) throw notFound(uri, `job ${target.jobId} has no artifact "${target.name}"`);
+  const bytes = await readCapped(run, path, uri, target.name);
   const mimeType = MIME_TYPES[extname(path).toLowerCase()];
   const text = utf8(bytes);
   const content = text === null ? { uri, blob: bytes.toString('base64') } : { uri, text };
   return { contents: [mimeType === undefined ? content : { ...content, mimeType }] };
 }
 
-/** The file, if this user may read it (under the system service the daemon's state folder is its own) and it is not too large. */
-async function readCapped(path: string): Promise<Buffer> {
-  const file = await open(path, 'r').catch((error: Error) => {
-    throw new McpError(ErrorCode.InternalError, `cannot read the artifact ${path}: ${error.message}`);
-  });
+/**
+ * The file, if this user may read it (under the system service the daemon's state folder is its
+ * own), it is not too large, and it lies in the artifacts folder when it is opened: the listing
+ * is older than the read, and a link planted since must not be followed.
+ */
+async function readCapped(run: string, path: string, uri: string, name: string): Promise<Buffer> {
+  const opened = await realpath(run)
+    // Anchored at the run folder, as the daemon's listing is: the engine may make its artifacts folder a link.
+    .then((real) => openWithin(join(real, 'workspace', 'artifacts'), path))
+    .catch((error: Error) => {
+      throw new McpError(ErrorCode.InternalError, `cannot read the artifact ${path}: ${error.message}`);
+    });
+  if ('refused' in opened) throw notFound(uri, `the artifact "${name}" ${REFUSED[opened.refused]}`);
   try {
-    const { size } = await file.stat();
-    if (size > ARTIFACT_MAX_BYTES) throw new McpError(ErrorCode.InvalidRequest, `the artifact is ${size} bytes, more than ${ARTIFACT_MAX_BYTES} can be read here: read ${path}`);
-    return await file.readFile();
+    if (opened.size > ARTIFACT_MAX_BYTES) throw new McpError(ErrorCode.InvalidRequest, `the artifact is ${opened.size} bytes, more than ${ARTIFACT_MAX_BYTES} can be read here: read ${path}`);
+    return await opened.file.readFile();
   } finally {
-    await file.close();
+    await opened.file.close();
   }
 }
 

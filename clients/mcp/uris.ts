@@ -18,10 +18,19 @@ export function artifactUri(jobId: string, name: string): string {
 
 /** An artifact's name: its path below the run's `workspace/artifacts/`, which `jobs/result` gives whole. */
 export function artifactName(jobId: string, path: string): string {
-  const folder = `${sep}${jobId}${sep}workspace${sep}artifacts${sep}`;
-  const at = path.lastIndexOf(folder);
-  const name = at === -1 ? path : path.slice(at + folder.length);
+  const at = path.lastIndexOf(artifactsPart(jobId));
+  const name = at === -1 ? path : path.slice(at + artifactsPart(jobId).length);
   return name.split(sep).join('/');
+}
+
+/** The job's run folder, from the path of one of its artifacts as `jobs/result` gives it; null for any other path. */
+export function runFolderOf(jobId: string, path: string): string | null {
+  const at = path.lastIndexOf(artifactsPart(jobId));
+  return at === -1 ? null : path.slice(0, at + sep.length + jobId.length);
+}
+
+function artifactsPart(jobId: string): string {
+  return `${sep}${jobId}${sep}workspace${sep}artifacts${sep}`;
 }
 
 /** The job and the part of it a URI names; null for a URI that is not one of ours. */

@@ -7,6 +7,17 @@ import type { Job, JobError } from './job.js';
 import { RunFolder } from './run-folder.js';
 import { isTerminal } from './states.js';
 
+/** The answer of `jobs/result` (docs/protocol.md); `left_out` only when an artifact was left out. */
+export interface JobResultAnswer {
+  job_id: string;
+  status: string;
+  output: unknown;
+  artifacts: string[];
+  warnings: WarningCode[];
+  error: JobError | null;
+  left_out?: string[];
+}
+
 /** Read-only views of a job, its documents and its run folder: result, pending, history. */
 export class JobQueries {
   readonly #store: Store;
@@ -34,10 +45,14 @@ export class JobQueries {
     return new RunFolder(this.#runsDir, jobId);
   }
 
-  async result(jobId: string): Promise<{ job_id: string; status: string; output: unknown; artifacts: string[]; warnings: WarningCode[]; error: JobError | null }> {
+  /** jobs/result: the output once the job ended, the artifacts as they are now, and the links among them left out. */
+  async result(jobId: string): Promise<JobResultAnswer> {
     const job = await this.get(jobId);
     const saved = isTerminal(job.status) ? await this.#docs.result(jobId) : null;
-    return { job_id: jobId, status: job.status, output: saved?.output ?? null, artifacts: await this.folder(jobId).listArtifacts(), warnings: job.warnings, error: job.error };
+    const { files, leftOut } = await this.folder(jobId).listArtifacts();
+    const answer = { job_id: jobId, status: job.status, output: saved?.output ?? null, artifacts: files, warnings: job.warnings, error: job.error };
+    // Found each time the folder is read, so it is not one of the job's own stored warnings.
+    return leftOut.length === 0 ? answer : { ...answer, warnings: [...job.warnings, 'ARTIFACT_LINK_OUTSIDE'], left_out: leftOut };
   }
 
   /** What the job was created with (`jobs/retry`). */

@@ -1,5 +1,6 @@
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { listTree, placeOf } from '../../rpc/within-folder.js';
 import type { SkillFiles } from '../skills/skill-files.js';
 import { appendWhole, syncFolder, writeFileDurably, writeNewFileSynced } from '../store/durable-file.js';
 
@@ -122,15 +123,27 @@ export class RunFolder {
     return readJsonFile<T>(this.resultFile);
   }
 
-  /** Every file under artifacts/, as absolute paths, sorted. */
-  async listArtifacts(): Promise<string[]> {
-    const entries = await readdir(this.artifactsDir, { recursive: true }).catch(() => [] as string[]);
+  /**
+   * The files under artifacts/ as absolute paths, sorted, and the entries left out because they
+   * lead outside the folder (symbolic links; the folder itself when it is one). A link that stays
+   * inside is listed under its own name. Readers check again as they open (`openWithin`).
+   */
+  async listArtifacts(): Promise<{ files: string[]; leftOut: string[] }> {
+    const run = await realpath(this.root).catch(() => null);
+    if (run === null) return { files: [], leftOut: [] };
+    // Anchored at the run folder, which the engine does not own: its artifacts folder may be a link.
+    const root = join(run, relative(this.root, this.artifactsDir));
+    const folder = await placeOf(root, this.artifactsDir);
+    if (folder !== 'inside') return { files: [], leftOut: folder === 'outside' ? [this.artifactsDir] : [] };
     const files: string[] = [];
-    for (const entry of entries.sort()) {
+    const leftOut: string[] = [];
+    for (const entry of await listTree(this.artifactsDir)) {
       const path = join(this.artifactsDir, entry);
-      if ((await stat(path).catch(() => null))?.isFile()) files.push(path);
+      const place = await placeOf(root, path);
+      if (place === 'outside') leftOut.push(path);
+      else if (place === 'inside' && (await stat(path).catch(() => null))?.isFile()) files.push(path);
     }
-    return files;
+    return { files, leftOut };
   }
 }
 

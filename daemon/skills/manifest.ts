@@ -2,7 +2,7 @@ import { basename, join, normalize } from 'node:path';
 import type { ApprovalMode } from '../engines/live-session.js';
 import { ENGINE_NAMES, type EngineName, type ExecutionMode } from '../jobs/job.js';
 import { compileSchema, type Validator } from './json-schema.js';
-import { readSkillFiles, type SkillFiles } from './skill-files.js';
+import { OutsideSkillError, readSkillFiles, type SkillFiles } from './skill-files.js';
 
 export const SKILL_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 export const SCHEMA_KEYS = ['input', 'parameter', 'output'] as const;
@@ -30,7 +30,7 @@ export interface SkillDefinition {
   files: SkillFiles;
 }
 
-export type SkillErrorCode = 'SKILL_MANIFEST_INVALID' | 'SKILL_SCHEMA_INVALID' | 'SKILL_FILE_MISSING';
+export type SkillErrorCode = 'SKILL_MANIFEST_INVALID' | 'SKILL_SCHEMA_INVALID' | 'SKILL_FILE_MISSING' | 'SKILL_LINK_OUTSIDE';
 
 /** Why a skill folder could not be loaded: a stable code, a message and the file at fault. */
 export class SkillLoadError extends Error {
@@ -86,6 +86,7 @@ export async function loadSkill(dir: string, expectedId: string = basename(dir))
   try {
     files = await readSkillFiles(dir);
   } catch (error) {
+    if (error instanceof OutsideSkillError) throw new SkillLoadError('SKILL_LINK_OUTSIDE', error.message, error.path);
     throw new SkillLoadError('SKILL_MANIFEST_INVALID', `cannot read the skill folder: ${(error as Error).message}`, dir);
   }
   const manifestPath = join(dir, 'assets', 'runner.json');

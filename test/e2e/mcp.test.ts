@@ -220,3 +220,18 @@ t.test('resources: a job\'s result and its artifacts by URI; results of the newe
   const templates = await mcp.client.listResourceTemplates();
   t.same(templates.resourceTemplates.map((template) => template.uriTemplate), ['skilld://jobs/{job_id}/result', 'skilld://jobs/{job_id}/artifacts/{name}']);
 });
+
+t.test('resources: an artifact that is a link out of the artifacts folder is neither linked nor read; one that stays inside is read', async (t) => {
+  const mcp = await session(t);
+  const done = await call(mcp, 'echo-auto', { input: { scenario: 'links' } });
+  const links = done.content.flatMap((block) => (block.type === 'resource_link' ? [block.uri] : []));
+  const jobId = /^skilld:\/\/jobs\/(job-[^/]+)\/result$/.exec(links[0] ?? '')?.[1] as string;
+  const artifact = (name: string): string => `skilld://jobs/${jobId}/artifacts/${name}`;
+  t.same(links.slice(1), [artifact('alias.txt'), artifact('report.txt'), artifact('sub/inner.txt')], 'only the artifacts that stay inside are linked');
+  t.same((await mcp.client.readResource({ uri: artifact('alias.txt') })).contents, [{ uri: artifact('alias.txt'), mimeType: 'text/plain', text: 'the report\n' }]);
+  await t.rejects(mcp.client.readResource({ uri: artifact('leak.txt') }), { code: -32002, message: /has no artifact "leak\.txt"/ });
+  await t.rejects(mcp.client.readResource({ uri: artifact('sub/passwd') }), { code: -32002 });
+  await t.rejects(mcp.client.readResource({ uri: artifact('up/.fake-engine/calls.ndjson') }), { code: -32002 }, 'nothing is listed through a link to the folder above');
+  const result = await mcp.client.readResource({ uri: `skilld://jobs/${jobId}/result` });
+  t.match(JSON.parse((result.contents[0] as { text: string }).text), { warnings: ['ARTIFACT_LINK_OUTSIDE'], left_out: [/leak\.txt$/, /passwd$/, /up$/] });
+});

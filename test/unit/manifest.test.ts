@@ -1,5 +1,5 @@
 import t from 'tap';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SkillLoadError, effectiveEngines, loadSkill, type SkillDefinition } from '../../daemon/skills/manifest.js';
@@ -197,6 +197,42 @@ t.test('missing SKILL.md -> SKILL_FILE_MISSING naming the file', async (t) => {
   t.equal(error.path, join(path, 'SKILL.md'));
   await mkdir(join(path, 'SKILL.md'));
   t.equal((await loadError(loadSkill(path))).code, 'SKILL_FILE_MISSING', 'a folder named SKILL.md is not the file');
+});
+
+t.test('SKILL_LINK_OUTSIDE: a SKILL.md, a schema or a folder that links out of the skill folder makes it invalid, naming the link', async (t) => {
+  const dir = await skillsDir();
+  const secret = join(dir, 'secret.md');
+  await writeFile(secret, 'SECRET\n');
+  const md = await writeSkill(dir, 'md-out', { skillMd: null });
+  await symlink(secret, join(md, 'SKILL.md'));
+  const error = await loadError(loadSkill(md));
+  t.match(error, { code: 'SKILL_LINK_OUTSIDE', path: join(md, 'SKILL.md'), message: /^SKILL\.md leads outside the skill folder/ });
+  const schema = await writeSkill(dir, 'schema-out');
+  await rm(join(schema, 'assets', 'output.schema.json'));
+  await symlink(join(dir, 'md-out', 'assets', 'output.schema.json'), join(schema, 'assets', 'output.schema.json'));
+  t.match(await loadError(loadSkill(schema)), { code: 'SKILL_LINK_OUTSIDE', path: join(schema, 'assets', 'output.schema.json') }, "another skill's folder is outside too");
+  const folder = await writeSkill(dir, 'folder-out');
+  await mkdir(join(dir, 'shared'));
+  await writeFile(join(dir, 'shared', 'notes.md'), 'SECRET\n');
+  await symlink(join(dir, 'shared'), join(folder, 'references'));
+  t.match(await loadError(loadSkill(folder)), { code: 'SKILL_LINK_OUTSIDE', path: join(folder, 'references') }, 'a link to a folder outside, whatever it holds');
+});
+
+t.test('links that stay inside the skill folder are read as the files they name; dangling ones and links to folders add nothing', async (t) => {
+  const dir = await skillsDir();
+  const path = await writeSkill(dir, 'inside', { extra: { 'shared/output.json': JSON.stringify(OUTPUT_SCHEMA) } });
+  await rm(join(path, 'assets', 'output.schema.json'));
+  await symlink(join('..', 'shared', 'output.json'), join(path, 'assets', 'output.schema.json'));
+  await symlink('SKILL.md', join(path, 'README.md'));
+  await symlink('..', join(path, 'shared', 'up'));
+  await symlink('user@host.1234:1700000000', join(path, '.#SKILL.md')); // an editor's lock file
+  const skill = await loadSkill(path);
+  t.same(skill.schemas.output, OUTPUT_SCHEMA);
+  t.same([...skill.files.keys()], ['README.md', 'SKILL.md', join('assets', 'output.schema.json'), join('assets', 'runner.json'), join('shared', 'output.json')], 'the link to the folder above is not entered');
+  t.equal(skill.files.get('README.md')?.toString(), '# inside\n');
+  const linked = join(dir, 'linked');
+  await symlink(path, linked);
+  t.same([...(await loadSkill(linked, 'inside')).files.keys()], [...skill.files.keys()], 'a skill folder that is itself a link is read from its real place');
 });
 
 t.test('invalid JSON in runner.json -> SKILL_MANIFEST_INVALID naming runner.json', async (t) => {

@@ -1,0 +1,128 @@
+// Symbolic links that lead out of a job's artifacts folder or out of a skill's folder, through the
+// real daemon: nothing they lead to is listed, served or copied into a job's snapshot.
+import t from 'tap';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { reportResult } from '../../clients/job-commands.js';
+import type { ResultView } from '../../clients/wire.js';
+import { capture } from '../helpers/skillctl.js';
+import { TEST_SKILLS, TestDaemon, rpcError, waitForStatus, type JobView } from '../helpers/daemon.js';
+
+interface SkillAnswer {
+  id: string;
+  status: string;
+  version: string | null;
+  instructions: string | null;
+  error?: { code: string; message: string; path: string };
+}
+
+const temp = await mkdtemp(join(tmpdir(), 'skilld-links-'));
+const secret = join(temp, 'secret.txt');
+await writeFile(secret, 'SECRET outside every skill\n');
+const skillsDir = join(temp, 'skills');
+
+/** A copy of the echo-auto test skill under another id. */
+async function skillFolder(id: string): Promise<string> {
+  const dir = join(skillsDir, id);
+  await cp(join(TEST_SKILLS, 'echo-auto'), dir, { recursive: true });
+  const runner = JSON.parse(await readFile(join(dir, 'assets', 'runner.json'), 'utf8')) as Record<string, unknown>;
+  await writeFile(join(dir, 'assets', 'runner.json'), JSON.stringify({ ...runner, id, name: id }));
+  return dir;
+}
+
+const mdOutside = await skillFolder('md-outside');
+await rm(join(mdOutside, 'SKILL.md'));
+await symlink(secret, join(mdOutside, 'SKILL.md'));
+const schemaInside = await skillFolder('schema-inside');
+await mkdir(join(schemaInside, 'shared'));
+await cp(join(schemaInside, 'assets', 'output.schema.json'), join(schemaInside, 'shared', 'output.json'));
+await rm(join(schemaInside, 'assets', 'output.schema.json'));
+await symlink(join('..', 'shared', 'output.json'), join(schemaInside, 'assets', 'output.schema.json'));
+const notes = await skillFolder('notes');
+await mkdir(join(notes, 'references'));
+await writeFile(join(notes, 'references', 'notes.md'), 'the notes as first written\n');
+
+const daemon = await TestDaemon.start({ skillsDirs: [skillsDir] });
+t.teardown(async () => {
+  await daemon.cleanup();
+  await rm(temp, { recursive: true, force: true });
+});
+const client = await daemon.client();
+await client.request('skills/subscribe');
+
+async function run(skillId: string, input: Record<string, unknown>): Promise<JobView> {
+  const job = await client.request<JobView>('jobs/create', { skill_id: skillId, engine: 'codex', input });
+  return waitForStatus(client, job.job_id);
+}
+
+/** The skill as skills/get answers it, once a skills/changed for it leaves it as `expected` says. */
+function changedTo(id: string, expected: (skill: SkillAnswer) => boolean): Promise<SkillAnswer> {
+  return new Promise((resolve) => {
+    const off = client.on('skills/changed', (params) => {
+      if (!(params as { ids: string[] }).ids.includes(id)) return;
+      void client.request<SkillAnswer>('skills/get', { skill_id: id }).then((skill) => {
+        if (!expected(skill)) return;
+        off();
+        resolve(skill);
+      });
+    });
+  });
+}
+
+t.test('jobs/result lists the artifacts that stay inside the folder, and leaves out with a warning the links that lead out of it', async (t) => {
+  const job = await run('notes', { scenario: 'links' });
+  t.equal(job.status, 'succeeded');
+  const artifacts = join(daemon.runDir(job.job_id), 'workspace', 'artifacts');
+  const result = await client.request<ResultView & { left_out?: string[] }>('jobs/result', { job_id: job.job_id });
+  t.same(result.artifacts, ['alias.txt', 'report.txt', join('sub', 'inner.txt')].map((name) => join(artifacts, name)), 'the file, and the links to it from inside the folder');
+  t.same(result.warnings, ['ARTIFACT_LINK_OUTSIDE']);
+  t.same(result.left_out, ['leak.txt', join('sub', 'passwd'), 'up'].map((name) => join(artifacts, name)), 'a link to the workspace, one to /etc/passwd, one to the folder above');
+  t.same(job.warnings, [], 'the job itself carries no such warning: it is found when the folder is read');
+  const ctx = capture(client);
+  t.equal(reportResult(ctx, result), 0);
+  t.match(ctx.err, ['skillctl: warning: ARTIFACT_LINK_OUTSIDE', `artifact: ${join(artifacts, 'alias.txt')}`]);
+  t.ok(ctx.err.includes(`left out, leads outside the artifacts folder: ${join(artifacts, 'leak.txt')}`), 'skillctl result names each link left out');
+});
+
+t.test('an artifacts folder that is itself a link out of the workspace lists nothing and is named as left out', async (t) => {
+  const job = await run('notes', { scenario: 'links_folder' });
+  t.equal(job.status, 'succeeded');
+  const result = await client.request<ResultView & { left_out?: string[] }>('jobs/result', { job_id: job.job_id });
+  t.same(result.artifacts, []);
+  t.same(result.warnings, ['ARTIFACT_LINK_OUTSIDE']);
+  t.same(result.left_out, [join(daemon.runDir(job.job_id), 'workspace', 'artifacts')]);
+});
+
+t.test('a job without links has no warning and no left_out', async (t) => {
+  const job = await run('notes', { scenario: 'ok' });
+  const result = await client.request<Record<string, unknown>>('jobs/result', { job_id: job.job_id });
+  t.same(result['warnings'], []);
+  t.notOk('left_out' in result);
+});
+
+t.test('a skill whose SKILL.md is a link out of its folder is invalid, and nothing of the file it names is served', async (t) => {
+  const skill = await client.request<SkillAnswer>('skills/get', { skill_id: 'md-outside' });
+  t.match(skill, { status: 'invalid', version: null, instructions: null, error: { code: 'SKILL_LINK_OUTSIDE', path: join(mdOutside, 'SKILL.md'), message: /SKILL\.md leads outside the skill folder/ } });
+  t.notMatch(JSON.stringify(skill), /SECRET/);
+  const refused = await rpcError(client.request('jobs/create', { skill_id: 'md-outside', engine: 'codex', input: {} }));
+  t.equal(refused.dataCode, 'SKILL_INVALID');
+});
+
+t.test('a link that stays inside the skill folder is read as the file it names, and copied as a file', async (t) => {
+  t.match(await client.request<SkillAnswer>('skills/get', { skill_id: 'schema-inside' }), { status: 'ok', schemas: { output: { required: ['greeting'] } } });
+  const job = await run('schema-inside', { scenario: 'ok' });
+  t.equal(job.status, 'succeeded');
+  const copied = await readFile(join(daemon.runDir(job.job_id), 'skill', 'assets', 'output.schema.json'), 'utf8');
+  t.equal(copied, await readFile(join(schemaInside, 'shared', 'output.json'), 'utf8'));
+});
+
+t.test('a file of a skill replaced by a link out of its folder makes the skill invalid; jobs run on the last valid version, without the file linked to', async (t) => {
+  const invalid = changedTo('notes', (skill) => skill.status === 'invalid');
+  await rm(join(notes, 'references', 'notes.md'));
+  await symlink(secret, join(notes, 'references', 'notes.md'));
+  t.match(await invalid, { status: 'invalid', version: '1.0.0', error: { code: 'SKILL_LINK_OUTSIDE', path: join(notes, 'references', 'notes.md') } });
+  const job = await run('notes', { scenario: 'ok' });
+  t.equal(job.status, 'succeeded');
+  t.equal(await readFile(join(daemon.runDir(job.job_id), 'skill', 'references', 'notes.md'), 'utf8'), 'the notes as first written\n', "the snapshot holds the last valid version's bytes");
+});
