@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import { SkilldError } from './errors.js';
-import type { MethodHandler } from './dispatcher.js';
+import { fieldName, type MethodHandler } from './dispatcher.js';
 
 const jobId = { type: 'string', minLength: 1, maxLength: 200 };
 const status = { enum: ['queued', 'running', 'waiting_user', 'succeeded', 'failed', 'canceled'] };
@@ -100,5 +100,5 @@ function describe(error: ErrorObject | undefined): string {
   if (error === undefined) return 'invalid';
   if (error.keyword === 'additionalProperties') return `unknown field "${String(error.params['additionalProperty'])}"`;
   if (error.keyword === 'required') return `missing field "${String(error.params['missingProperty'])}"`;
-  return `${error.instancePath === '' ? 'params' : error.instancePath.slice(1)} ${error.message ?? 'is invalid'}`;
+  return `${fieldName(error.instancePath)} ${error.message ?? 'is invalid'}`;
 }
