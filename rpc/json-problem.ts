@@ -16,11 +16,10 @@ const NUL_IN_STRING = 'must not contain a NUL character (\\u0000)';
 const NUL_IN_KEY = 'must not have a key with a NUL character (\\u0000)';
 
 /**
- * The first of two things the daemon takes in no JSON value it is sent or loads, found in one
- * walk: objects and arrays nested deeper than `maxDepth` (`{}` is one level), and a NUL
- * character (U+0000) in a string or a key, which not every store keeps (PostgreSQL's text
- * refuses it, and its json operators fail on a document that holds one). Iterative: any depth is
- * safe, and a MiB is walked once.
+ * What makes a JSON value unfit to take in, or null: objects and arrays nested deeper than
+ * `maxDepth` (`{}` is one level), or a NUL character (U+0000) in a string or a key, which not
+ * every store keeps (PostgreSQL's text refuses it, and its json operators fail on a document
+ * that holds one). One walk finds the first of either; it is iterative, so any depth is safe.
  */
 export function jsonProblem(value: unknown, maxDepth: number): JsonProblem | null {
   if (typeof value === 'string') return value.includes('\0') ? { path: '', message: NUL_IN_STRING } : null;
