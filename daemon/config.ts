@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { MAX_TIMEOUT_SEC } from '../rpc/methods.js';
 import { ENGINE_NAMES, type EngineName } from './jobs/job.js';
 
 export const PROFILE_CHOICES = ['probe', 'resumable', 'sticky_process'] as const;
@@ -138,6 +139,15 @@ const SOCKET_PATH_MAX_BYTES = 107;
 /** A host id names the daemon in the shared store and in log lines: short, no spaces. */
 const HOST_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 
+/** The longest `kill_grace_ms`, an hour: a stop (of a job, of the daemon) waits this long at most before SIGKILL. */
+export const MAX_KILL_GRACE_MS = 60 * 60 * 1000;
+
+/**
+ * The longest `lease_ttl_ms`, a day: a host silent that long is gone. A third of it bounds
+ * PostgreSQL's `lock_timeout` and `idle_in_transaction_session_timeout`, which take at most 2^31-1 ms.
+ */
+export const MAX_LEASE_TTL_MS = 24 * 60 * 60 * 1000;
+
 const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
@@ -147,9 +157,10 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
   };
   for (const key of Object.keys(fileValues)) if (!KEYS.includes(key)) fail(key, 'is unknown');
   const text = (key: string): string => (typeof raw[key] === 'string' && raw[key] !== '' ? (raw[key] as string) : fail(key, 'must be a non-empty string'));
-  const int = (key: string, min: number): number => {
+  const int = (key: string, min: number, max?: number): number => {
     const value = raw[key];
-    return typeof value === 'number' && Number.isInteger(value) && value >= min ? value : fail(key, `must be an integer >= ${min}`);
+    const fits = typeof value === 'number' && Number.isInteger(value) && value >= min && (max === undefined || value <= max);
+    return fits ? value : fail(key, `must be an integer >= ${min}${max === undefined ? '' : ` and <= ${max}`}`);
   };
   const modeText = text('socket_mode');
   if (!/^0?[0-7]{3}$/.test(modeText)) fail('socket_mode', 'must be an octal mode such as "0600"');
@@ -171,15 +182,15 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     state_dir: resolve(text('state_dir')),
     store,
     host_id: hostId,
-    lease_ttl_ms: int('lease_ttl_ms', 1000),
-    pinned_grace_sec: int('pinned_grace_sec', 0),
+    lease_ttl_ms: int('lease_ttl_ms', 1000, MAX_LEASE_TTL_MS),
+    pinned_grace_sec: int('pinned_grace_sec', 0, MAX_TIMEOUT_SEC),
     skills_dirs: (dirs as string[]).map((d) => resolve(d)),
     max_concurrent: int('max_concurrent', 1),
     max_queue: int('max_queue', 0),
     max_connections: int('max_connections', 1),
-    session_timeout_sec: int('session_timeout_sec', 1),
-    hard_timeout_sec: int('hard_timeout_sec', 1),
-    kill_grace_ms: int('kill_grace_ms', 0),
+    session_timeout_sec: int('session_timeout_sec', 1, MAX_TIMEOUT_SEC),
+    hard_timeout_sec: int('hard_timeout_sec', 1, MAX_TIMEOUT_SEC),
+    kill_grace_ms: int('kill_grace_ms', 0, MAX_KILL_GRACE_MS),
     log_level: level,
     log_format: choice('log_format', LOG_FORMATS),
     process_containment: choice('process_containment', CONTAINMENT_CHOICES),

@@ -2,6 +2,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Dispatcher } from '../rpc/dispatcher.js';
+import { checkFolderTrust, type FolderUse } from '../rpc/folder-trust.js';
 import { bindMethods } from '../rpc/methods.js';
 import { RpcServer, type ListenTarget } from '../rpc/server.js';
 import { createApi, withStorageErrors } from './api.js';
@@ -49,8 +50,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const faults = new Faults(logger, () => clock.now());
   const unguard = faults.guardProcess();
   const version = await readVersion();
-  const runsDir = join(config.state_dir, 'runs');
-  await mkdir(runsDir, { recursive: true, mode: 0o700 });
+  const runsDir = await prepareStateFolder(config.state_dir);
   let onFenced!: () => void;
   const fenced = new Promise<void>((resolve) => (onFenced = resolve));
   const { store, docs, events, shared } = await openStorage(config, runsDir, clock, logger, version, () => onFenced());
@@ -126,6 +126,18 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     },
     fenced,
   };
+}
+
+/** The state folder: it holds the records of engine processes, which the daemon stops at its next start by their pids. */
+const STATE_FOLDER: FolderUse = { action: 'keep state in', risk: 'plant records of processes for the daemon to kill at its next start' };
+
+/** Makes the state folder (0700) if it is missing, refuses it if another user could change it (`checkFolderTrust`), and makes its `runs/`. */
+async function prepareStateFolder(stateDir: string): Promise<string> {
+  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  await checkFolderTrust(stateDir, STATE_FOLDER);
+  const runsDir = join(stateDir, 'runs');
+  await mkdir(runsDir, { recursive: true, mode: 0o700 });
+  return runsDir;
 }
 
 /** The version in the package's `package.json` (`skilld --version`, `daemon/ping`). */

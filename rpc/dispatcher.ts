@@ -1,6 +1,7 @@
 import { JSONRPCServer, type JSONRPCRequest, type JSONRPCResponse } from 'json-rpc-2.0';
 import { BatchAnswer, encodeResponse } from './answer.js';
 import { SkilldError, rpcError, type ErrorCode } from './errors.js';
+import { jsonProblem, type JsonProblem } from './json-problem.js';
 
 /** A batch holds at most this many requests; a larger one is refused whole, before any runs. */
 export const MAX_BATCH_REQUESTS = 1000;
@@ -74,25 +75,22 @@ export class Dispatcher<C> {
     const problem = requestProblem(item);
     if (problem !== null) return errorResponse(idOf(item), 'INVALID_REQUEST', `invalid request: ${problem}`);
     const request = item as JSONRPCRequest;
-    if (nestedDeeperThan(request.params, MAX_PARAMS_DEPTH)) {
-      return request.id === undefined ? null : errorResponse(request.id, 'INVALID_PARAMS', `invalid params for ${request.method}: nested more than ${MAX_PARAMS_DEPTH} levels deep`);
-    }
+    const refused = jsonProblem(request.params, MAX_PARAMS_DEPTH);
+    if (refused !== null) return request.id === undefined ? null : paramsRefusal(request.id, request.method, refused);
     return this.#server.receive(request, context);
   }
 }
 
-/** Whether objects and arrays in `value` nest deeper than `max` levels (`{}` is one level). Iterative: any depth is safe. */
-export function nestedDeeperThan(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
-    const [node, depth] = top;
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
-    }
-  }
-  return false;
+/** A JSON pointer into params as a message names it: `input/text`, or `params` for the whole. */
+export function fieldName(path: string): string {
+  return path === '' ? 'params' : path.slice(1);
+}
+
+/** INVALID_PARAMS for a problem found before any method ran; one at a place is named as the methods' own checks name theirs. */
+function paramsRefusal(id: string | number | null, method: string, problem: JsonProblem): JSONRPCResponse {
+  if (problem.path === undefined) return errorResponse(id, 'INVALID_PARAMS', `invalid params for ${method}: ${problem.message}`);
+  const error = new SkilldError('INVALID_PARAMS', `invalid params for ${method}: ${fieldName(problem.path)} ${problem.message}`, { details: { path: problem.path, message: problem.message } });
+  return { jsonrpc: '2.0', id, error: error.toRpcError() };
 }
 
 function requestProblem(item: unknown): string | null {

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import { SkilldError } from './errors.js';
-import type { MethodHandler } from './dispatcher.js';
+import { fieldName, type MethodHandler } from './dispatcher.js';
 
 const jobId = { type: 'string', minLength: 1, maxLength: 200 };
 const status = { enum: ['queued', 'running', 'waiting_user', 'succeeded', 'failed', 'canceled'] };
@@ -12,6 +12,12 @@ const byJob = { type: 'object', additionalProperties: false, required: ['job_id'
  * then letters, digits and `._:/@+-`, 128 characters at most.
  */
 const MODEL_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$';
+
+/**
+ * The longest wait or turn a job may have, in seconds: a year (365 days). A person may answer
+ * days later; the bound keeps every deadline a date the daemon can store and arm.
+ */
+export const MAX_TIMEOUT_SEC = 365 * 24 * 60 * 60;
 
 /** Every method and the JSON Schema of its params (docs/protocol.md, "Methods"). Unknown keys are refused: typos surface. */
 export const METHOD_PARAMS = {
@@ -30,8 +36,8 @@ export const METHOD_PARAMS = {
       engine: { type: 'string', minLength: 1 },
       execution_mode: { enum: ['auto', 'interactive'] },
       interactive_require_user_reply: { type: 'boolean' },
-      session_timeout_sec: { type: 'integer', minimum: 1 },
-      hard_timeout_sec: { type: 'integer', minimum: 1 },
+      session_timeout_sec: { type: 'integer', minimum: 1, maximum: MAX_TIMEOUT_SEC },
+      hard_timeout_sec: { type: 'integer', minimum: 1, maximum: MAX_TIMEOUT_SEC },
       input: { type: 'object' },
       parameter: { type: 'object' },
       model: { type: 'string', pattern: MODEL_PATTERN },
@@ -94,5 +100,5 @@ function describe(error: ErrorObject | undefined): string {
   if (error === undefined) return 'invalid';
   if (error.keyword === 'additionalProperties') return `unknown field "${String(error.params['additionalProperty'])}"`;
   if (error.keyword === 'required') return `missing field "${String(error.params['missingProperty'])}"`;
-  return `${error.instancePath === '' ? 'params' : error.instancePath.slice(1)} ${error.message ?? 'is invalid'}`;
+  return `${fieldName(error.instancePath)} ${error.message ?? 'is invalid'}`;
 }

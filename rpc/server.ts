@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { Connection, refuseSocket, type InboundBudget } from './connection.js';
 import type { Dispatcher } from './dispatcher.js';
 import { rpcError } from './errors.js';
+import { checkFolderTrust, SOCKET_FOLDER } from './folder-trust.js';
 
 /** Bytes of unfinished request lines all connections together may hold. */
 export const MAX_UNFINISHED_BYTES_TOTAL = 32 * 1024 * 1024;
@@ -137,7 +138,8 @@ export function socketFolderMode(socketMode: number): number {
 }
 
 /**
- * Makes the socket's folder (see `socketFolderMode`; a folder that exists is left as it is) and
+ * Makes the socket's folder (see `socketFolderMode`; a folder that exists is left as it is),
+ * checks that no other user can change it or a folder above it (`checkFolderTrust`), and
  * removes a stale socket file, but only when nothing answers on it: a live daemon's socket, or a
  * file that is not a socket, is refused.
  */
@@ -146,27 +148,12 @@ async function prepareSocketPath(path: string, socketMode: number): Promise<void
   const folderMode = socketFolderMode(socketMode);
   // mkdir applies the umask (systemd's UMask=0077 would take the group's bits away): set the mode of the folder we made.
   if ((await mkdir(folder, { recursive: true, mode: folderMode })) !== undefined) await chmod(folder, folderMode);
-  await checkSocketFolder(folder);
+  await checkFolderTrust(folder, SOCKET_FOLDER);
   const info = await lstat(path).catch(() => null);
   if (info === null) return;
   if (!info.isSocket()) throw new Error(`${path} exists and is not a socket; refusing to replace it`);
   if (await answers(path)) throw new Error(`another daemon is already listening on ${path}`);
   await unlink(path);
-}
-
-/**
- * Whoever may write in the socket's folder may replace the socket with one of their own (a
- * `/tmp/skilld-<uid>` made in advance by another user, say). The folder must be a real folder,
- * owned by this user or root, and writable by nobody else.
- */
-export async function checkSocketFolder(folder: string, uid = process.getuid?.() ?? 0): Promise<void> {
-  const info = await lstat(folder);
-  const refuse = (why: string): never => {
-    throw new Error(`refusing to listen in ${folder}: ${why}; another user could replace the socket. Use a folder of your own, or fix this one (chown, chmod go-w)`);
-  };
-  if (!info.isDirectory()) refuse('it is not a folder (a symbolic link?)');
-  if (info.uid !== uid && info.uid !== 0) refuse(`it is owned by uid ${info.uid}, not by this user (uid ${uid}) or root`);
-  if ((info.mode & 0o022) !== 0) refuse(`it is writable by ${(info.mode & 0o002) !== 0 ? 'everyone' : 'its group'} (mode ${(info.mode & 0o7777).toString(8).padStart(4, '0')})`);
 }
 
 function answers(path: string): Promise<boolean> {

@@ -1,4 +1,5 @@
 import { basename, join, normalize } from 'node:path';
+import { jsonProblem } from '../../rpc/json-problem.js';
 import type { ApprovalMode } from '../engines/live-session.js';
 import { ENGINE_NAMES, type EngineName, type ExecutionMode } from '../jobs/job.js';
 import { compileSchema, type Validator } from './json-schema.js';
@@ -93,6 +94,9 @@ export async function loadSkill(dir: string, expectedId: string = basename(dir))
   const manifest = readJson(files, dir, join('assets', 'runner.json'), 'SKILL_MANIFEST_INVALID');
   const issues = validateManifest(manifest);
   if (issues.length > 0) throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, manifestPath);
+  // Its strings reach jobs' records (the version) and engines' command lines (the prompts): no NUL, as in params.
+  const nul = jsonProblem(manifest, Number.POSITIVE_INFINITY);
+  if (nul !== null) throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: ${nul.path ?? ''} ${nul.message}`, manifestPath);
   const m = manifest as Manifest;
   if (m.id !== expectedId) throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: id "${m.id}" must equal the folder name "${expectedId}"`, manifestPath);
   if (!SKILL_ID_PATTERN.test(m.id)) throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: id "${m.id}" must match ${SKILL_ID_PATTERN.source}`, manifestPath);

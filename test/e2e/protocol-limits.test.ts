@@ -3,7 +3,7 @@
 import t from 'tap';
 import { once } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
-import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { rpcError, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 
 const daemon = await TestDaemon.start({ config: { max_connections: 48 } });
 t.teardown(() => daemon.cleanup());
@@ -73,6 +73,28 @@ t.test('deeply nested input or response (100,000 levels) gets INVALID_PARAMS nam
   t.match(await client.request('jobs/get', { job_id: waiting.job_id }), { status: 'waiting_user', pending_interaction_id: 1 }, 'the job still waits for a reply');
   t.equal(((await client.request<{ jobs: JobView[] }>('jobs/list', { skill_id: 'echo-auto', limit: 1000 })).jobs.length), 1, 'the nested create stored nothing');
   await client.request('jobs/cancel', { job_id: waiting.job_id });
+});
+
+t.test('a session_timeout_sec or hard_timeout_sec past a year (31,536,000 s) gets INVALID_PARAMS naming the field and its maximum; nothing is stored', async (t) => {
+  const jobCount = async (): Promise<number> => (await client.request<{ jobs: JobView[] }>('jobs/list', { limit: 1000 })).jobs.length;
+  const before = await jobCount();
+  for (const field of ['session_timeout_sec', 'hard_timeout_sec']) {
+    for (const value of [Number.MAX_SAFE_INTEGER, 31_536_001]) {
+      const error = await rpcError(client.request('jobs/create', { skill_id: 'echo-both', engine: 'gemini', execution_mode: 'interactive', interactive_require_user_reply: false, [field]: value }));
+      t.match(error, { dataCode: 'INVALID_PARAMS', message: new RegExp(`${field} must be <= 31536000`), details: { path: `/${field}` } }, `${field} ${value}`);
+    }
+  }
+  t.equal(await jobCount(), before, 'no job was created');
+});
+
+t.test('a non-strict wait of the longest session_timeout_sec (a year) gets its deadline a year after the question, and keeps waiting', async (t) => {
+  const year = 31_536_000;
+  const job = await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine: 'gemini', execution_mode: 'interactive', interactive_require_user_reply: false, session_timeout_sec: year, hard_timeout_sec: year, input: { scenario: 'ask' } });
+  const waiting = (await waitForStatus(client, job.job_id, ['waiting_user', 'succeeded', 'failed', 'canceled'])) as JobView & { wait_deadline_at: string | null };
+  t.equal(waiting.status, 'waiting_user', `it waits (${JSON.stringify(waiting.error)})`);
+  const { interactions } = await client.request<{ interactions: Array<{ asked_at: string }> }>('jobs/history', { job_id: job.job_id });
+  t.equal(Date.parse(waiting.wait_deadline_at ?? '') - Date.parse(interactions[0]?.asked_at ?? ''), year * 1000);
+  await client.request('jobs/cancel', { job_id: job.job_id });
 });
 
 t.test('300 connections each holding ~1 MB of an unfinished line: connections and buffered bytes are capped with SERVER_BUSY', async (t) => {

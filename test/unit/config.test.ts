@@ -247,6 +247,25 @@ t.test('other integer keys name themselves and their minimum', async (t) => {
   }
 });
 
+t.test('every duration has a maximum: one past it stops start-up naming the key, the maximum and the file; the maximum itself is taken', async (t) => {
+  for (const [key, max] of [
+    ['session_timeout_sec', 31_536_000],
+    ['hard_timeout_sec', 31_536_000],
+    ['pinned_grace_sec', 31_536_000],
+    ['kill_grace_ms', 3_600_000],
+    ['lease_ttl_ms', 86_400_000],
+  ] as const) {
+    for (const value of [max + 1, Number.MAX_SAFE_INTEGER]) {
+      const file = await configFile({ [key]: value });
+      const message = await configError(loadConfig(sources({ flags: { config: file } })));
+      t.match(message, new RegExp(`"${key}" must be an integer >= \\d+ and <= ${max}`), `${key} ${value}`);
+      t.ok(message.includes(file), 'names the file');
+    }
+    const config = await loadConfig(sources({ flags: { config: await configFile({ [key]: max }) } }));
+    t.equal(config[key], max, `${key} ${max} is taken`);
+  }
+});
+
 t.test('bad socket_mode: ConfigError names the key', async (t) => {
   for (const value of ['0800', 'rw-------', '06000', '', 384]) {
     const file = await configFile({ socket_mode: value });

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { MAX_ANSWER_BYTES } from '../../rpc/answer.js';
-import { Dispatcher, MAX_BATCH_REQUESTS, MAX_PARAMS_DEPTH, nestedDeeperThan, type MethodHandler } from '../../rpc/dispatcher.js';
+import { Dispatcher, MAX_BATCH_REQUESTS, MAX_PARAMS_DEPTH, type MethodHandler } from '../../rpc/dispatcher.js';
+import { jsonProblem } from '../../rpc/json-problem.js';
 import { ERROR_CODES, SkilldError } from '../../rpc/errors.js';
 import { METHOD_PARAMS, bindMethods, type MethodName } from '../../rpc/methods.js';
 
@@ -310,9 +311,36 @@ t.test('params nested deeper than MAX_PARAMS_DEPTH get INVALID_PARAMS; 100,000 l
   t.equal(answer.error.data.code, 'INVALID_PARAMS');
   t.match(answer.error.message, /nested more than 64 levels/);
   t.equal(await h.send(`{"jsonrpc":"2.0","method":"daemon/ping","params":{"a":${'['.repeat(70)}${']'.repeat(70)}}}`), null, 'a deep notification gets nothing');
-  t.notOk(nestedDeeperThan({ a: [1, { b: 'x' }] }, 3));
-  t.ok(nestedDeeperThan({ a: [1, { b: {} }] }, 3));
-  t.notOk(nestedDeeperThan('text', 0), 'a scalar has no depth');
+  t.equal(jsonProblem({ a: [1, { b: 'x' }] }, 3), null);
+  t.match(jsonProblem({ a: [1, { b: {} }] }, 3), { message: 'nested more than 3 levels deep' });
+  t.equal(jsonProblem('text', 0), null, 'a scalar has no depth');
+});
+
+t.test('a NUL character in any string of params, or in a key, gets INVALID_PARAMS naming where, and the method never runs', async (t) => {
+  const h = harness();
+  const nul = '\u0000';
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['jobs/get', { job_id: `job-1${nul}` }, '/job_id'],
+    ['jobs/create', { skill_id: 's', engine: 'codex', input: { text: `a${nul}b` } }, '/input/text'],
+    ['jobs/create', { skill_id: 's', engine: 'codex', parameter: { list: ['ok', { deep: nul }] } }, '/parameter/list/1/deep'],
+    ['jobs/create', { skill_id: 's', engine: 'codex', input: { [`k${nul}`]: 'v' } }, '/input'],
+    ['jobs/reply', { job_id: 'j', interaction_id: 1, response: { text: nul } }, '/response/text'],
+    ['jobs/reply', { job_id: 'j', interaction_id: 1, response: nul }, '/response'],
+    ['jobs/list', { [`status${nul}`]: 'queued' }, ''],
+    ['jobs/create', { skill_id: 's', engine: 'codex', input: { 'a/b~c': [nul] } }, '/input/a~1b~0c/0'],
+  ];
+  for (const [method, params, path] of cases) {
+    const answer = (await h.send(req(1, method, params))) as { error?: { code: number; message: string; data: { code: string; details: { path: string; message: string } } } };
+    t.equal(answer.error?.code, -32602, `${method} ${JSON.stringify(params)}`);
+    t.equal(answer.error?.data.code, 'INVALID_PARAMS');
+    t.equal(answer.error?.data.details.path, path, 'details.path is the JSON pointer of the string, or of the object whose key holds it');
+    t.match(answer.error?.message, /NUL character \(\\u0000\)/);
+  }
+  t.match(await h.send(req(2, 'jobs/get', { job_id: `job-1${nul}` })), { error: { message: /^invalid params for jobs\/get: job_id must not contain a NUL character/ } });
+  t.match(await h.send(req(3, 'jobs/create', { skill_id: 's', engine: 'codex', input: { [`k${nul}`]: 'v' } })), { error: { message: /input must not have a key with a NUL character/ } });
+  t.equal(await h.send({ jsonrpc: '2.0', method: 'daemon/ping', params: { a: nul } }), null, 'a notification gets nothing');
+  t.match(await h.send(req(4, 'jobs/create', { skill_id: 's', engine: 'codex', input: { text: 'a\u0001b\u007f', empty: '' } })), { result: { method: 'jobs/create' } }, 'other control characters pass');
+  t.same(h.internal, [], 'nothing reached a method to fail there');
 });
 
 t.test('an answer past MAX_ANSWER_BYTES becomes RESPONSE_TOO_LARGE with the same id', async (t) => {

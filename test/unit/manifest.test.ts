@@ -189,6 +189,22 @@ t.test('runner.json rules: required fields and execution_modes values', async (t
   }
 });
 
+t.test('a NUL character in any string of runner.json (its version, a prompt, a key) -> SKILL_MANIFEST_INVALID naming where', async (t) => {
+  const dir = await skillsDir();
+  const nul = '\u0000';
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['n1', { id: 'n1', version: `1.0${nul}`, execution_modes: ['auto'] }, '/version'],
+    ['n2', { id: 'n2', version: '1', execution_modes: ['auto'], entrypoint: { prompts: { start: `Go${nul}` } } }, '/entrypoint/prompts/start'],
+    ['n3', { id: 'n3', version: '1', execution_modes: ['auto'], description: 'ok', notes: { [`a${nul}`]: 1 } }, '/notes'],
+  ];
+  for (const [folder, runner, path] of cases) {
+    const error = await loadError(loadSkill(await writeSkill(dir, folder, { runner })));
+    t.equal(error.code, 'SKILL_MANIFEST_INVALID', folder);
+    t.match(error.message, `runner.json: ${path} must not`, folder);
+    t.match(error.message, 'a NUL character (\\u0000)', folder);
+  }
+});
+
 t.test('missing SKILL.md -> SKILL_FILE_MISSING naming the file', async (t) => {
   const dir = await skillsDir();
   const path = await writeSkill(dir, 'no-md', { skillMd: null });
