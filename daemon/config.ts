@@ -36,6 +36,10 @@ export interface Config {
   max_concurrent: number;
   max_queue: number;
   max_connections: number;
+  /** A request line must end this long after its first byte. */
+  line_timeout_sec: number;
+  /** A connection with nothing in progress is closed after this long; 0: never. */
+  idle_timeout_sec: number;
   session_timeout_sec: number;
   hard_timeout_sec: number;
   kill_grace_ms: number;
@@ -105,6 +109,8 @@ function defaults(sources: ConfigSources): Raw {
     max_concurrent: 4,
     max_queue: 128,
     max_connections: 64,
+    line_timeout_sec: 30,
+    idle_timeout_sec: 600,
     session_timeout_sec: 1200,
     hard_timeout_sec: 3600,
     kill_grace_ms: 5000,
@@ -148,7 +154,10 @@ export const MAX_KILL_GRACE_MS = 60 * 60 * 1000;
  */
 export const MAX_LEASE_TTL_MS = 24 * 60 * 60 * 1000;
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines'];
+/** The longest `line_timeout_sec` and `idle_timeout_sec`, a day. */
+export const MAX_CONNECTION_TIMEOUT_SEC = 24 * 60 * 60;
+
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
@@ -188,6 +197,8 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     max_concurrent: int('max_concurrent', 1),
     max_queue: int('max_queue', 0),
     max_connections: int('max_connections', 1),
+    line_timeout_sec: int('line_timeout_sec', 1, MAX_CONNECTION_TIMEOUT_SEC),
+    idle_timeout_sec: int('idle_timeout_sec', 0, MAX_CONNECTION_TIMEOUT_SEC),
     session_timeout_sec: int('session_timeout_sec', 1, MAX_TIMEOUT_SEC),
     hard_timeout_sec: int('hard_timeout_sec', 1, MAX_TIMEOUT_SEC),
     kill_grace_ms: int('kill_grace_ms', 0, MAX_KILL_GRACE_MS),

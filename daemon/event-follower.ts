@@ -13,7 +13,7 @@ export const LIVE_BACKLOG_BYTES = 1024 * 1024;
 const RETRY_MS = 1000;
 
 /** What a follower needs of a client connection. */
-export type EventOutlet = Pick<Connection, 'backlog' | 'drained' | 'closed' | 'run' | 'notify' | 'onClose'>;
+export type EventOutlet = Pick<Connection, 'backlog' | 'drained' | 'closed' | 'run' | 'notify' | 'onClose' | 'hold'>;
 
 export interface FollowerDeps {
   events: JobEvents;

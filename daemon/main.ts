@@ -79,7 +79,8 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
   const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, store, pool, skills, engines, probe, supervisor, router, queries, subscriptions, faults });
   const dispatcher = new Dispatcher(bindMethods(withStorageErrors(api)), (method, error) => faults.report('method', error, { method }));
-  const server = new RpcServer(dispatcher, { maxConnections: config.max_connections }, (error) => faults.report('rpc_server', error));
+  const limits = { maxConnections: config.max_connections, lineTimeoutMs: config.line_timeout_sec * 1000, idleTimeoutMs: config.idle_timeout_sec * 1000 };
+  const server = new RpcServer(dispatcher, limits, (error) => faults.report('rpc_server', error), clock);
   const watcher = await SkillWatcher.start(
     config.skills_dirs,
     (id) => {

@@ -11,6 +11,8 @@ interface Subscription {
   jobId: string | null;
   /** One per job whose events the subscription has sent or is sending. */
   followers: Map<string, Follower>;
+  /** Lets the connection count as idle again. */
+  release: () => void;
 }
 
 /**
@@ -43,7 +45,8 @@ export class Subscriptions {
       throw new SkilldError('INVALID_PARAMS', 'after_seq needs job_id: replay is per job');
     }
     const id = `sub-${randomBytes(6).toString('hex')}`;
-    const sub: Subscription = { id, conn, jobId: params.job_id ?? null, followers: new Map() };
+    // A connection that waits for events has something to do: it is not closed as idle.
+    const sub: Subscription = { id, conn, jobId: params.job_id ?? null, followers: new Map(), release: conn.hold() };
     this.#subs.set(id, sub);
     conn.onClose(() => this.#drop(sub));
     if (params.job_id !== undefined && params.after_seq !== undefined) {
@@ -65,7 +68,11 @@ export class Subscriptions {
   watchSkills(conn: EventOutlet): { ok: true } {
     if (!this.#skillWatchers.has(conn)) {
       this.#skillWatchers.add(conn);
-      conn.onClose(() => this.#skillWatchers.delete(conn));
+      const release = conn.hold();
+      conn.onClose(() => {
+        this.#skillWatchers.delete(conn);
+        release();
+      });
     }
     return { ok: true };
   }
@@ -107,6 +114,7 @@ export class Subscriptions {
 
   #drop(sub: Subscription): void {
     this.#subs.delete(sub.id);
+    sub.release();
     for (const follower of sub.followers.values()) follower.stop();
     sub.followers.clear();
   }

@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import type { Activity } from './activity.js';
 import { LineSplitter, MAX_RPC_LINE_BYTES, encodeLine } from './framing.js';
 import { rpcError, type ErrorCode } from './errors.js';
 import { Limiter } from './limiter.js';
@@ -7,6 +8,8 @@ import { Limiter } from './limiter.js';
 export const MAX_CONNECTION_BACKLOG_BYTES = 16 * 1024 * 1024;
 /** What is still read (and dropped) from a refused connection before it is cut, so that a client busy writing gets its error line. */
 export const REFUSED_READ_BYTES = 64 * 1024;
+/** How long a refused connection is kept for its client to read the error line; then it is cut, whatever the client does. */
+export const REFUSED_LINGER_MS = 10_000;
 /** Requests of one connection (batch items counted one by one) that run at once; reading pauses beyond. */
 export const MAX_REQUESTS_IN_FLIGHT = 16;
 
@@ -31,26 +34,34 @@ export class Connection {
   readonly #closeHandlers: Array<() => void> = [];
   readonly #limiter: Limiter;
   readonly #budget: InboundBudget;
+  readonly #activity: Activity;
   readonly #drainWaiters: Array<() => void> = [];
   #linesInFlight = 0;
   #inputEnded = false;
   #closed = false;
 
-  constructor(id: number, socket: Socket, onLine: LineHandler, budget: InboundBudget) {
+  /** `activity` is told what the connection does, for its deadlines (see RpcServer). */
+  constructor(id: number, socket: Socket, onLine: LineHandler, budget: InboundBudget, activity: Activity) {
     this.id = id;
     this.#socket = socket;
     this.#budget = budget;
-    this.#limiter = new Limiter(MAX_REQUESTS_IN_FLIGHT, (busy) => (busy ? socket.pause() : socket.resume()));
+    this.#activity = activity;
+    this.#limiter = new Limiter(MAX_REQUESTS_IN_FLIGHT, (busy) => {
+      activity.reading(!busy);
+      if (busy) socket.pause();
+      else socket.resume();
+    });
     const splitter = new LineSplitter(MAX_RPC_LINE_BYTES, {
       line: (text) => {
         if (!this.#closed && text.trim() !== '') this.#take(onLine(text, this));
       },
-      overflow: () => this.#refuse('REQUEST_TOO_LARGE', `request line exceeds ${MAX_RPC_LINE_BYTES} bytes`),
+      overflow: () => this.refuse('REQUEST_TOO_LARGE', `request line exceeds ${MAX_RPC_LINE_BYTES} bytes`),
     });
     socket.on('data', (chunk: Buffer) => {
       if (this.#closed) return;
       splitter.push(chunk);
-      if (!this.#closed && !budget.hold(this, splitter.buffered)) this.#refuse('SERVER_BUSY', 'the daemon holds too many unfinished request lines; retry later');
+      activity.lineOpen(splitter.buffered > 0);
+      if (!this.#closed && !budget.hold(this, splitter.buffered)) this.refuse('SERVER_BUSY', 'the daemon holds too many unfinished request lines; retry later');
     });
     socket.on('end', () => {
       if (this.#closed) return;
@@ -76,6 +87,23 @@ export class Connection {
   drained(): Promise<void> {
     if (this.#closed || !this.#socket.writableNeedDrain) return Promise.resolve();
     return new Promise((resolve) => this.#drainWaiters.push(resolve));
+  }
+
+  /** What the connection is doing, as its deadlines see it. */
+  get activity(): Activity {
+    return this.#activity;
+  }
+
+  /** Keeps the connection from counting as idle (a subscription waits for events) until the returned function is called. */
+  hold(): () => void {
+    return this.#activity.hold();
+  }
+
+  /** Answers with one error line (`code`, `message`) and closes the connection (see `refuseSocket`). */
+  refuse(code: ErrorCode, message: string): void {
+    if (this.#closed) return;
+    this.#markClosed();
+    refuseSocket(this.#socket, code, message);
   }
 
   /** Runs one request's work within this connection's limit on requests in flight. */
@@ -113,8 +141,10 @@ export class Connection {
 
   #take(handling: Promise<void>): void {
     this.#linesInFlight += 1;
+    this.#activity.requestStarted();
     const done = (): void => {
       this.#linesInFlight -= 1;
+      this.#activity.requestEnded();
       this.#closeWhenAnswered();
     };
     handling.then(done, done);
@@ -122,12 +152,6 @@ export class Connection {
 
   #closeWhenAnswered(): void {
     if (this.#inputEnded && this.#linesInFlight === 0) this.close();
-  }
-
-  #refuse(code: ErrorCode, message: string): void {
-    if (this.#closed) return;
-    this.#markClosed();
-    refuseSocket(this.#socket, code, message);
   }
 
   #destroy(): void {
@@ -153,10 +177,14 @@ export class Connection {
  * Answers a connection with one error line and ends it. What the client goes on sending is read
  * and dropped, up to `REFUSED_READ_BYTES`, so that a client still writing a request gets the
  * answer (its write does not fail first); past that the socket is destroyed, and a client that
- * was writing more may see its write fail before it reads the answer.
+ * was writing more may see its write fail before it reads the answer. After REFUSED_LINGER_MS it
+ * is cut in any case: a client that neither reads nor closes holds nothing for long.
  */
 export function refuseSocket(socket: Socket, code: ErrorCode, message: string): void {
   let dropped = 0;
+  const cut = setTimeout(() => socket.destroy(), REFUSED_LINGER_MS);
+  cut.unref();
+  socket.once('close', () => clearTimeout(cut));
   socket.on('error', () => undefined);
   socket.on('data', (chunk: Buffer) => {
     dropped += chunk.length;

@@ -1,6 +1,7 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { Activity, type ConnectionDeadlines } from './activity.js';
 import { Connection, refuseSocket, type InboundBudget } from './connection.js';
 import type { Dispatcher } from './dispatcher.js';
 import { rpcError } from './errors.js';
@@ -9,12 +10,25 @@ import { checkFolderTrust, SOCKET_FOLDER } from './folder-trust.js';
 /** Bytes of unfinished request lines all connections together may hold. */
 export const MAX_UNFINISHED_BYTES_TOTAL = 32 * 1024 * 1024;
 
-export interface ServerLimits {
-  /** Clients connected at once; one more is answered `SERVER_BUSY` and closed. */
+export interface ServerLimits extends ConnectionDeadlines {
+  /**
+   * Clients connected at once. One more makes room by closing the connection that has had
+   * nothing in progress the longest (an unfinished line aside); when every one is busy, it is
+   * answered `SERVER_BUSY` and closed.
+   */
   maxConnections: number;
   /** See `MAX_UNFINISHED_BYTES_TOTAL`. */
   maxUnfinishedBytes?: number;
 }
+
+/** The server's time: `now` for the deadlines, a timer for the rounds that check them. */
+export interface ServerClock {
+  now(): Date;
+  setTimer(delayMs: number, callback: () => void): { cancel(): void };
+}
+
+/** The longest pause between two checks of the connections' deadlines. */
+const DEADLINE_CHECK_MS = 1000;
 
 /** Where to listen: a socket path we create, or a listening descriptor inherited from systemd. */
 export type ListenTarget = { kind: 'path'; path: string; mode: number } | { kind: 'fd'; fd: number };
@@ -27,14 +41,17 @@ export class RpcServer {
   readonly #limits: ServerLimits;
   readonly #budget: SharedBudget;
   readonly #onFault: (error: unknown) => void;
+  readonly #clock: ServerClock;
   #nextId = 1;
   #ownedPath: string | null = null;
+  #checks: { cancel(): void } | null = null;
 
   /** `onFault` hears of errors no request could be answered for (they are answered INTERNAL_ERROR). */
-  constructor(dispatcher: Dispatcher<Connection>, limits: ServerLimits, onFault: (error: unknown) => void) {
+  constructor(dispatcher: Dispatcher<Connection>, limits: ServerLimits, onFault: (error: unknown) => void, clock: ServerClock) {
     this.#dispatcher = dispatcher;
     this.#limits = limits;
     this.#onFault = onFault;
+    this.#clock = clock;
     this.#budget = new SharedBudget(limits.maxUnfinishedBytes ?? MAX_UNFINISHED_BYTES_TOTAL);
     // Half-open: a client that ends its side still gets the answers to what it sent.
     this.#server = createServer({ allowHalfOpen: true }, (socket) => this.#accept(socket));
@@ -44,7 +61,13 @@ export class RpcServer {
     return this.#connections.size;
   }
 
+  /** Listens, and checks the connections' deadlines from then on. */
   async listen(target: ListenTarget): Promise<void> {
+    await this.#listen(target);
+    this.#checkLater();
+  }
+
+  async #listen(target: ListenTarget): Promise<void> {
     if (target.kind === 'fd') {
       await new Promise<void>((resolve, reject) => {
         this.#server.once('error', reject);
@@ -68,6 +91,8 @@ export class RpcServer {
 
   /** Stops accepting and closes every connection. Idempotent. */
   async close(): Promise<void> {
+    this.#checks?.cancel();
+    this.#checks = null;
     for (const conn of this.#connections) conn.close();
     await new Promise<void>((resolve) => {
       if (!this.#server.listening) resolve();
@@ -84,13 +109,44 @@ export class RpcServer {
   }
 
   #accept(socket: Socket): void {
-    if (this.#connections.size >= this.#limits.maxConnections) {
-      refuseSocket(socket, 'SERVER_BUSY', `${this.#limits.maxConnections} clients are connected (max_connections); retry later`);
+    if (this.#connections.size >= this.#limits.maxConnections && !this.#makeRoom()) {
+      refuseSocket(socket, 'SERVER_BUSY', `${this.#limits.maxConnections} clients are connected (max_connections), each with a request or a subscription in progress; retry later`);
       return;
     }
-    const conn = new Connection(this.#nextId++, socket, (line, c) => this.#handle(line, c), this.#budget);
+    const activity = new Activity(() => this.#clock.now().getTime());
+    const conn = new Connection(this.#nextId++, socket, (line, c) => this.#handle(line, c), this.#budget, activity);
     this.#connections.add(conn);
     conn.onClose(() => this.#connections.delete(conn));
+  }
+
+  /** Closes the connection that has had nothing in progress the longest; false when every one is busy. */
+  #makeRoom(): boolean {
+    let spare: Connection | null = null;
+    for (const conn of this.#connections) {
+      const since = conn.activity.spareSince;
+      if (since !== null && (spare === null || since < (spare.activity.spareSince as number))) spare = conn;
+    }
+    spare?.refuse('SERVER_BUSY', `closed to make room for another client: ${this.#limits.maxConnections} clients are connected (max_connections), and this one had nothing in progress`);
+    return spare !== null;
+  }
+
+  /** A connection past a deadline: an unfinished line gets REQUEST_TIMEOUT, one idle too long is closed. */
+  #checkDeadlines(): void {
+    const now = this.#clock.now().getTime();
+    for (const conn of this.#connections) {
+      const overdue = conn.activity.overdue(now, this.#limits);
+      if (overdue === 'line') conn.refuse('REQUEST_TIMEOUT', `a request line must end within ${this.#limits.lineTimeoutMs / 1000} s of its first byte (line_timeout_sec); the connection is closed`);
+      else if (overdue === 'idle') conn.close();
+    }
+  }
+
+  #checkLater(): void {
+    const { lineTimeoutMs, idleTimeoutMs } = this.#limits;
+    const every = Math.max(1, Math.min(DEADLINE_CHECK_MS, lineTimeoutMs / 4, idleTimeoutMs > 0 ? idleTimeoutMs / 4 : DEADLINE_CHECK_MS));
+    this.#checks = this.#clock.setTimer(every, () => {
+      this.#checkDeadlines();
+      if (this.#checks !== null) this.#checkLater();
+    });
   }
 
   /** Never rejects: whatever goes wrong is reported and answered, and the server keeps serving. */

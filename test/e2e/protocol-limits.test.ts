@@ -131,19 +131,29 @@ t.test('300 connections each holding ~1 MB of an unfinished line: connections an
   await stillServing();
 });
 
-t.test('max_connections: one client more than the limit gets SERVER_BUSY and is closed; a place freed is taken again', async (t) => {
+t.test('max_connections: one client more than the limit closes the connection with nothing in progress (SERVER_BUSY); with every one following jobs it is refused; a place freed is taken again', async (t) => {
   const limited = await TestDaemon.start({ config: { max_connections: 2 } });
   t.teardown(() => limited.cleanup());
-  const first = await limited.client();
-  const second = await limited.client();
-  const refused = createConnection(limited.socket);
-  let text = '';
-  refused.on('data', (data: Buffer) => (text += data.toString()));
-  await once(refused, 'close');
-  t.match(JSON.parse(text), { id: null, error: { code: 3003, data: { code: 'SERVER_BUSY' } } });
-  t.match(await first.request('daemon/ping'), { ok: true });
-  second.close();
-  await first.request('daemon/ping');
+  /** A raw connection's first line from the daemon, once it has closed the connection. */
+  const lastWord = (socket: Socket): Promise<unknown> => {
+    let text = '';
+    socket.on('data', (data: Buffer) => (text += data.toString()));
+    return once(socket, 'close').then(() => JSON.parse(text.split('\n')[0] ?? 'null') as unknown);
+  };
+  const idle = createConnection(limited.socket);
+  const idleEnd = lastWord(idle);
+  await once(idle, 'connect');
+  const follower = await limited.client();
+  await follower.request('jobs/subscribe', {});
   const third = await limited.client();
-  t.match(await third.request('daemon/ping'), { ok: true }, 'the freed place is taken');
+  t.match(await third.request('daemon/ping'), { ok: true }, 'the new client is served');
+  t.match(await idleEnd, { id: null, error: { code: 3003, data: { code: 'SERVER_BUSY' }, message: /closed to make room/ } }, 'the idle one made room');
+  await third.request('jobs/subscribe', {});
+  const refused = lastWord(createConnection(limited.socket));
+  t.match(await refused, { id: null, error: { code: 3003, data: { code: 'SERVER_BUSY' }, message: /each with a request or a subscription in progress/ } }, 'every place busy: refused');
+  t.match(await follower.request('daemon/ping'), { ok: true });
+  third.close();
+  await follower.request('daemon/ping');
+  const fourth = await limited.client();
+  t.match(await fourth.request('daemon/ping'), { ok: true }, 'the freed place is taken');
 });

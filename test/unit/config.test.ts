@@ -47,6 +47,8 @@ t.test('defaults without any XDG variables', async (t) => {
     max_concurrent: 4,
     max_queue: 128,
     max_connections: 64,
+    line_timeout_sec: 30,
+    idle_timeout_sec: 600,
     session_timeout_sec: 1200,
     hard_timeout_sec: 3600,
     kill_grace_ms: 5000,
@@ -254,6 +256,8 @@ t.test('every duration has a maximum: one past it stops start-up naming the key,
     ['pinned_grace_sec', 31_536_000],
     ['kill_grace_ms', 3_600_000],
     ['lease_ttl_ms', 86_400_000],
+    ['line_timeout_sec', 86_400],
+    ['idle_timeout_sec', 86_400],
   ] as const) {
     for (const value of [max + 1, Number.MAX_SAFE_INTEGER]) {
       const file = await configFile({ [key]: value });

@@ -55,6 +55,18 @@ class TestOutlet implements EventOutlet {
     this.#closeHandlers.push(handler);
   }
 
+  /** Subscriptions held; each release counts once. */
+  holds = 0;
+
+  hold(): () => void {
+    this.holds += 1;
+    let released = false;
+    return () => {
+      if (!released) this.holds -= 1;
+      released = true;
+    };
+  }
+
   close(): void {
     this.closed = true;
     for (const handler of this.#closeHandlers.splice(0)) handler();
@@ -209,7 +221,9 @@ t.test('a closed connection stops its replay; an unsubscribed one hears nothing 
   const { subscription_id } = subs.subscribe(leaving, { job_id: 'job-1' });
   events.emit('job-1', 'output', { i: 4 });
   await leaving.until(1);
+  t.equal(leaving.holds, 1, 'a subscription keeps its connection from counting as idle');
   subs.unsubscribe(leaving, subscription_id);
+  t.equal(leaving.holds, 0, 'until it ends');
   events.emit('job-1', 'output', { i: 5 });
   t.same(leaving.seqs(), [4]);
 });
