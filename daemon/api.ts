@@ -7,6 +7,7 @@ import type { EngineCatalog } from './engines/info.js';
 import type { Faults } from './faults.js';
 import type { ProfileProbe } from './engines/probe.js';
 import type { ContainmentView } from './process/containment.js';
+import type { SandboxView } from './sandbox/job-sandbox.js';
 import type { CreateParams } from './jobs/create-request.js';
 import type { LogsParams } from './job-logs.js';
 import { asStorageError } from './store/storage-fault.js';
@@ -28,6 +29,8 @@ export interface ApiDeps {
   config: Config;
   /** How engine processes are held together and stopped. */
   containment: ContainmentView;
+  /** Whether jobs run in a sandbox, and why not. */
+  sandbox: SandboxView;
   store: Store;
   pool: SlotPool;
   skills: SkillRegistry;
@@ -57,6 +60,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       notices: d.store.notices,
       internal_errors: d.faults.stats(),
       containment: d.containment,
+      sandbox: d.sandbox,
     }),
     'skills/list': () => ({ skills: d.skills.list() }),
     'skills/get': (params) => {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,12 +13,22 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 /** How engine processes are held together and stopped (docs/engines.md, "Containment"). */
 export const CONTAINMENT_CHOICES = ['auto', 'cgroup', 'process_group'] as const;
+/** Whether jobs run in a sandbox (docs/sandbox.md): where it cannot run, `preferred` runs them without one and says so, `required` runs none. */
+export const SANDBOX_MODES = ['preferred', 'required', 'off'] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
+/** Paths an engine's sandbox shows besides the job's own (`engines.<name>.sandbox`): each must exist at start. */
+export interface SandboxPaths {
+  read_only: string[];
+  read_write: string[];
+}
 
 export interface EngineConfig {
   command: string[];
   env: Record<string, string>;
   profile: (typeof PROFILE_CHOICES)[number];
   sticky_recovery: (typeof STICKY_RECOVERY_CHOICES)[number];
+  sandbox: SandboxPaths;
 }
 
 export interface Config {
@@ -46,7 +57,10 @@ export interface Config {
   log_level: (typeof LOG_LEVELS)[number];
   log_format: (typeof LOG_FORMATS)[number];
   process_containment: (typeof CONTAINMENT_CHOICES)[number];
+  sandbox: SandboxMode;
   engines: Record<EngineName, EngineConfig>;
+  /** The config file read at start, if any (not a key): jobs' sandboxes hide it. */
+  config_file: string | null;
 }
 
 /** A configuration problem; the message names the key and the source. Start-up stops on it. */
@@ -117,6 +131,7 @@ function defaults(sources: ConfigSources): Raw {
     log_level: 'info',
     log_format: 'auto',
     process_containment: 'auto',
+    sandbox: 'preferred',
   };
 }
 
@@ -157,7 +172,7 @@ export const MAX_LEASE_TTL_MS = 24 * 60 * 60 * 1000;
 /** The longest `line_timeout_sec` and `idle_timeout_sec`, a day. */
 export const MAX_CONNECTION_TIMEOUT_SEC = 24 * 60 * 60;
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines'];
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'sandbox', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
@@ -205,7 +220,9 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     log_level: level,
     log_format: choice('log_format', LOG_FORMATS),
     process_containment: choice('process_containment', CONTAINMENT_CHOICES),
+    sandbox: choice('sandbox', SANDBOX_MODES),
     engines: validateEngines(raw['engines'] ?? {}, fail),
+    config_file: filePath === null ? null : resolve(filePath),
   };
 }
 
@@ -217,7 +234,7 @@ function validateEngines(raw: unknown, fail: (key: string, problem: string) => n
   for (const name of ENGINE_NAMES) {
     const entry = (given[name] ?? {}) as Raw;
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) fail(`engines.${name}`, 'must be an object');
-    for (const key of Object.keys(entry)) if (!['command', 'env', 'profile', 'sticky_recovery'].includes(key)) fail(`engines.${name}.${key}`, 'is unknown');
+    for (const key of Object.keys(entry)) if (!['command', 'env', 'profile', 'sticky_recovery', 'sandbox'].includes(key)) fail(`engines.${name}.${key}`, 'is unknown');
     const command = entry['command'] ?? [name];
     if (!Array.isArray(command) || command.length === 0 || !command.every((c) => typeof c === 'string' && c !== '')) fail(`engines.${name}.command`, 'must be a non-empty list of strings');
     const env = entry['env'] ?? {};
@@ -226,9 +243,26 @@ function validateEngines(raw: unknown, fail: (key: string, problem: string) => n
     if (!PROFILE_CHOICES.includes(profile as EngineConfig['profile'])) fail(`engines.${name}.profile`, `must be one of ${PROFILE_CHOICES.join(', ')}`);
     const recovery = entry['sticky_recovery'] ?? 'fail';
     if (!STICKY_RECOVERY_CHOICES.includes(recovery as EngineConfig['sticky_recovery'])) fail(`engines.${name}.sticky_recovery`, `must be one of ${STICKY_RECOVERY_CHOICES.join(', ')}`);
-    result[name] = { command: command as string[], env: env as Record<string, string>, profile: profile as EngineConfig['profile'], sticky_recovery: recovery as EngineConfig['sticky_recovery'] };
+    const sandbox = sandboxPaths(entry['sandbox'] ?? {}, `engines.${name}.sandbox`, fail);
+    result[name] = { command: command as string[], env: env as Record<string, string>, profile: profile as EngineConfig['profile'], sticky_recovery: recovery as EngineConfig['sticky_recovery'], sandbox };
   }
   return result;
+}
+
+/** `{read_only, read_write}`: lists of paths that exist now, resolved against the working directory. */
+function sandboxPaths(raw: unknown, key: string, fail: (key: string, problem: string) => never): SandboxPaths {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail(key, 'must be an object with read_only and read_write lists');
+  const given = raw as Raw;
+  for (const name of Object.keys(given)) if (name !== 'read_only' && name !== 'read_write') fail(`${key}.${name}`, 'is unknown');
+  const list = (name: 'read_only' | 'read_write'): string[] => {
+    const paths = given[name] ?? [];
+    if (!Array.isArray(paths) || !paths.every((p) => typeof p === 'string' && p !== '')) fail(`${key}.${name}`, 'must be a list of paths');
+    const resolved = (paths as string[]).map((p) => resolve(p));
+    const missing = resolved.find((p) => !existsSync(p));
+    if (missing !== undefined) fail(`${key}.${name}`, `names ${missing}, which does not exist (a sandbox can only show what is there)`);
+    return resolved;
+  };
+  return { read_only: list('read_only'), read_write: list('read_write') };
 }
 
 /** The form pg reads: the host may be empty, with the socket folder in `?host=`. */

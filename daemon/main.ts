@@ -19,8 +19,9 @@ import { JobQueries } from './jobs/queries.js';
 import type { Logger } from './logger.js';
 import { chooseContainment } from './process/choose-containment.js';
 import { createSpawner } from './process/spawn.js';
-import { definedEnv } from './process/env.js';
+import { definedEnv, engineBaseEnv } from './process/env.js';
 import { notifySystemd } from './notify.js';
+import { openSandbox } from './sandbox/open-sandbox.js';
 import { SkillRegistry } from './skills/registry.js';
 import { SkillWatcher } from './skills/watch.js';
 import { SlotPool } from './slots/pool.js';
@@ -58,13 +59,16 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const skills = new SkillRegistry(config.skills_dirs);
   await skills.loadAll();
   const pool = new SlotPool(config.max_concurrent);
-  const engines = new EngineCatalog(config.engines, definedEnv(process.env));
+  const daemonEnv = definedEnv(process.env);
+  const sandbox = await openSandbox(config, daemonEnv, runShort, logger);
+  const engines = new EngineCatalog(config.engines, engineBaseEnv(daemonEnv));
   const probe = new ProfileProbe(config.engines, (name) => engines.envFor(name), runShort);
   const queries = new JobQueries(store, docs, runsDir);
   // Joined before recovery, whose writes count only in this host's new epoch.
   const membership = shared === null ? null : await joinCluster(shared, {
     config, clock, logger, pool, version, onFenced,
-    engines: await engines.available(),
+    // A host claims only jobs it may start.
+    engines: (await engines.available()).filter((name) => sandbox.refuseJob(name) === null),
     jobs: { adopt: (id) => supervisor.adopt(id), failTakenOver: (id, error) => supervisor.failTakenOver(id, error) },
   });
   const supervisor = new Supervisor({
@@ -73,11 +77,12 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     engineEnv: (name, live) => engines.envFor(name, live),
     profileFor: (name) => probe.profileFor(name),
     sharedQueue: membership?.member ?? null,
+    sandbox,
   });
   const router = new JobRouter(supervisor, shared === null || membership === null ? null : { custody: shared.custody, mailbox: membership.mailbox }, config.host_id);
   const subscriptions = new Subscriptions(events, clock, logger);
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, store, pool, skills, engines, probe, supervisor, router, queries, subscriptions, faults });
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, sandbox: sandbox.view, store, pool, skills, engines, probe, supervisor, router, queries, subscriptions, faults });
   const dispatcher = new Dispatcher(bindMethods(withStorageErrors(api)), (method, error) => faults.report('method', error, { method }));
   const limits = { maxConnections: config.max_connections, lineTimeoutMs: config.line_timeout_sec * 1000, idleTimeoutMs: config.idle_timeout_sec * 1000 };
   const server = new RpcServer(dispatcher, limits, (error) => faults.report('rpc_server', error), clock);
@@ -100,7 +105,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   await server.listen(listen);
   const notified = await notifySystemd('READY=1', process.env);
   if (notified !== null) logger.warn({ problem: notified }, 'could not notify systemd');
-  logger.info({ version, socket: listen.kind === 'path' ? listen.path : `fd ${listen.fd}`, state_dir: config.state_dir, skills: skills.counts(), containment: containment.view }, 'skilld ready');
+  logger.info({ version, socket: listen.kind === 'path' ? listen.path : `fd ${listen.fd}`, state_dir: config.state_dir, skills: skills.counts(), containment: containment.view, sandbox: sandbox.view }, 'skilld ready');
 
   let closing: Promise<void> | null = null;
   return {

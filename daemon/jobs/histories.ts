@@ -1,5 +1,6 @@
 import type { JobDocs } from '../store/job-docs.js';
-import type { Interaction } from './interactions.js';
+import type { Pending } from './gate.js';
+import { nextInteractionId, withAsked, type Interaction } from './interactions.js';
 
 /**
  * The interaction histories of active jobs (stored with the job's documents), with the latest
@@ -33,6 +34,17 @@ export class Histories {
     const exists = (this.#latest.get(jobId)?.length ?? 0) > 0;
     await this.#docs.putHistory(jobId, history, exists);
     this.#latest.set(jobId, history);
+  }
+
+  /**
+   * A new round, asked at `at`, appended: it gets the next id (approvals come within a turn, so
+   * a question's id is at least its attempt, a later round's more). Returns it with that id.
+   */
+  async ask(jobId: string, asked: Pending, at: string): Promise<Pending> {
+    const history = await this.read(jobId);
+    const pending = { ...asked, interaction_id: nextInteractionId(history, asked.interaction_id) };
+    await this.write(jobId, withAsked(history, pending, at));
+    return pending;
   }
 
   forget(jobId: string): void {

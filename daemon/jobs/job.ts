@@ -21,6 +21,9 @@ export interface SessionHandle {
   handle_value: string;
 }
 
+/** How a job's engine processes are isolated (docs/sandbox.md): in a sandbox of their own, or as the daemon's user with nothing more. */
+export type Isolation = 'sandbox' | 'none';
+
 export interface JobError {
   code: JobErrorCode;
   message: string;
@@ -54,6 +57,11 @@ export interface Job {
   /** `ask`: the engine's permission requests become questions (kind `approval`). Absent in records written before approvals existed: `auto`. */
   approvals?: ApprovalMode;
   interactive_profile: InteractiveProfile | null;
+  /**
+   * Decided by the host that starts the job's first turn, for the whole job; null until then.
+   * Absent in records written before sandboxes existed: those jobs go on without one.
+   */
+  isolation?: Isolation | null;
   attempt: number;
   max_attempt: number | null;
   pending_interaction_id: number | null;

@@ -6,6 +6,7 @@ import { withoutAskUserBlock } from '../engines/ask-user.js';
 import type { ApprovalRequest } from '../engines/live-session.js';
 import { ENGINES } from '../engines/registry.js';
 import type { Logger } from '../logger.js';
+import type { JobSandbox } from '../sandbox/job-sandbox.js';
 import { readStat } from '../process/proc.js';
 import type { ExitInfo, Spawner } from '../process/spawn.js';
 import type { Store } from '../store/store.js';
@@ -25,6 +26,8 @@ export interface LauncherDeps {
   config: Pick<Config, 'engines' | 'kill_grace_ms'>;
   /** The engine's environment; `live` adds what its live protocol needs. */
   engineEnv(name: EngineName, live?: boolean): Record<string, string>;
+  /** The sandbox of a job's engine processes. */
+  sandbox: Pick<JobSandbox, 'planFor'>;
 }
 
 /** What a sticky job's live process reports while it lives. */
@@ -60,21 +63,24 @@ export class Launcher {
       const text = withoutAskUserBlock(message);
       if (text !== '') this.#d.events.emit(job.job_id, 'message', { text });
     };
+    const live = job.interactive_profile?.kind === 'sticky_process';
+    const env = this.#d.engineEnv(job.engine, live);
     const spec = {
       argv: plan.argv,
       cwd: folder.workspace,
-      env: this.#d.engineEnv(job.engine),
+      env,
       mark: job.job_id,
+      sandbox: this.#d.sandbox.planFor(job, { root: folder.root, workspace: folder.workspace, skill: folder.skillDir, attempts: folder.attemptsDir }, env, plan.paths),
       logs: logsOf(folder, attempt),
       onOutput: (stream: 'stdout' | 'stderr', text: string) => this.#d.events.emit(job.job_id, 'output', { stream, text }),
     };
     const hardTimeoutMs = job.hard_timeout_sec * 1000;
-    if (job.interactive_profile?.kind === 'sticky_process') {
-      const live = adapter.live;
+    if (live) {
+      const protocol = adapter.live;
       const start = { engine: job.engine, model: job.model, cwd: folder.workspace, approvals: job.approvals ?? 'auto', newSessionId: randomUUID() };
-      const argv = [...this.#d.config.engines[job.engine].command, ...live.argv(start)];
+      const argv = [...this.#d.config.engines[job.engine].command, ...protocol.argv(start)];
       // A live protocol reports each message whole (ACP chunks joined): one `message` event each.
-      const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, argv, env: this.#d.engineEnv(job.engine, true), protocol: live, start, graceMs: this.#d.config.kill_grace_ms, onMessage: say, ...hooks });
+      const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, argv, protocol, start, graceMs: this.#d.config.kill_grace_ms, onMessage: say, ...hooks });
       const turn = session.turn(plan.prompt, hardTimeoutMs, null);
       return { turn, session, recorded: this.#record(job.job_id, session.pid, session.exited) };
     }

@@ -28,6 +28,7 @@ export function newJob(plan: CreatePlan, params: CreateParams, config: Config, p
     model: params.model ?? null,
     approvals: params.approvals ?? plan.skill.approvals,
     interactive_profile: profile,
+    isolation: null,
     attempt: 0,
     max_attempt: plan.mode === 'interactive' ? plan.skill.max_attempt : null,
     pending_interaction_id: null,

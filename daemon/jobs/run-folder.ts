@@ -32,8 +32,11 @@ export class RunFolder {
   get resultFile(): string {
     return join(this.root, 'result.json');
   }
+  get attemptsDir(): string {
+    return join(this.root, 'attempts');
+  }
   attemptDir(attempt: number): string {
-    return join(this.root, 'attempts', String(attempt));
+    return join(this.attemptsDir, String(attempt));
   }
   logFile(attempt: number, stream: LogStream): string {
     return join(this.attemptDir(attempt), `${stream}.log`);

@@ -67,6 +67,7 @@ export class StickySession {
       cwd: spec.cwd,
       env: spec.env,
       mark: spec.mark,
+      sandbox: spec.sandbox,
       stdin: 'pipe',
       logs: spec.logs,
       onLine: (stream, text) => this.#line(stream, text),

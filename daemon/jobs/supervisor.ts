@@ -1,65 +1,37 @@
-import { SkilldError } from '../../rpc/errors.js';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
 import type { ApprovalRequest } from '../engines/live-session.js';
-import { ENGINES } from '../engines/registry.js';
-import type { Logger } from '../logger.js';
-import type { ExitInfo, Spawner } from '../process/spawn.js';
+import type { ExitInfo } from '../process/spawn.js';
 import type { SkillDefinition } from '../skills/manifest.js';
-import type { SkillRegistry } from '../skills/registry.js';
-import type { SlotPool } from '../slots/pool.js';
 import { asStorageError, isStorageFault } from '../store/storage-fault.js';
-import type { JobDocs } from '../store/job-docs.js';
-import type { Store } from '../store/store.js';
-import { planCreate, type CreateParams, type CreatePlan } from './create-request.js';
+import type { CreateParams } from './create-request.js';
+import type { SupervisorDeps } from './supervisor-deps.js';
 import { Deadlines } from './deadlines.js';
 import { Histories } from './histories.js';
-import type { JobEvents } from './events.js';
-import { decideTurn, type GateDecision, type Pending } from './gate.js';
-import { autoDecideResponse, nextInteractionId, pendingKind, withAsked, withReply, type Interaction, type ResolutionMode } from './interactions.js';
-import { boundError, type EngineName, type InteractiveProfile, type Job, type JobError } from './job.js';
+import type { GateDecision, Pending } from './gate.js';
+import { autoDecideResponse, pendingKind, withReply, type Interaction, type ResolutionMode } from './interactions.js';
+import { boundError, type Job, type JobError } from './job.js';
 import { JobBases } from './job-bases.js';
+import { JobCreation } from './job-creation.js';
 import { JobTasks } from './job-tasks.js';
 import { KeyedLock } from './keyed-lock.js';
 import { Launcher } from './launcher.js';
-import { newJob, storeNewJob } from './new-job.js';
 import { replyPrompt } from './prompt.js';
 import type { JobQueries } from './queries.js';
 import type { RunFolder } from './run-folder.js';
 import { SettleWaiters } from './settle-waiters.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
-import { planTurn } from './turn-plan.js';
+import { decideReport, prepareTurn, stopLeftovers } from './turn-start.js';
 import { checkReplyRequest, type ReplyParams } from './reply-check.js';
 import { APPROVAL_KIND, approvalPending, decisionOf } from './approvals.js';
 import { rescueOf } from './sticky-rescue.js';
 import type { StickySession } from './sticky-session.js';
 import type { TurnHandle, TurnReport } from './turn.js';
 
-export interface SupervisorDeps {
-  store: Store;
-  /** A job's request, skill snapshot, rounds, pending question and result. */
-  docs: JobDocs;
-  events: JobEvents;
-  pool: SlotPool;
-  spawner: Spawner;
-  clock: Clock;
-  logger: Logger;
-  skills: SkillRegistry;
-  config: Config;
-  /** Read-only views of jobs, shared with the API. */
-  queries: JobQueries;
-  engineEnv(name: EngineName, live?: boolean): Record<string, string>;
-  profileFor(name: EngineName): Promise<InteractiveProfile>;
-  /** A queue shared with other daemons (cluster/member.ts): new jobs wait there to be claimed, not for this daemon's slots. */
-  sharedQueue: { claimSoon(): void } | null;
-}
-
 /**
  * Runs jobs: queues them for slots, runs their turns, applies the gate, takes replies and
  * enforces deadlines. `apply` is the only code that changes a job's status; every change is
- * persisted, logged, then announced. The file is larger than most on purpose: every decision
- * that moves a job lives here, under one per-job lock, so that races (a reply against a
- * deadline, a cancel against a turn's end) have exactly one place to be decided.
+ * persisted, logged, then announced. Every decision that moves a job lives here, under one
+ * per-job lock, so that races (a reply against a deadline, a cancel against a turn's end) have
+ * exactly one place to be decided.
  */
 export class Supervisor {
   readonly #d: SupervisorDeps;
@@ -73,13 +45,14 @@ export class Supervisor {
   readonly #queries: JobQueries;
   readonly #launcher: Launcher;
   readonly #tasks: JobTasks;
-  #creating = 0;
+  readonly #creation: JobCreation;
   #closing = false;
 
   constructor(deps: SupervisorDeps) {
     this.#d = deps;
     this.#queries = deps.queries;
     this.#launcher = new Launcher(deps);
+    this.#creation = new JobCreation({ ...deps, runFolder: (jobId) => this.runFolder(jobId) });
     this.#histories = new Histories(deps.docs);
     this.#bases = new JobBases(deps.docs, (jobId) => this.runFolder(jobId));
     this.#tasks = new JobTasks(this.#lock, deps.clock, deps.logger, () => this.#closing);
@@ -95,26 +68,7 @@ export class Supervisor {
   }
 
   async create(params: CreateParams): Promise<Job> {
-    const { config, store } = this.#d;
-    const plan = planCreate(params, this.#d.skills);
-    // Jobs still being created count too, so that concurrent requests cannot overfill the queue:
-    // this one is counted before the store is asked.
-    this.#creating += 1;
-    try {
-      if ((await store.countByStatus()).queued + this.#creating > config.max_queue) throw new SkilldError('QUEUE_FULL', `${config.max_queue} jobs are already queued (max_queue)`);
-      return await this.#createPlanned(plan, params);
-    } catch (error) {
-      throw asStorageError(error, 'the new job');
-    } finally {
-      this.#creating -= 1;
-    }
-  }
-
-  async #createPlanned(plan: CreatePlan, params: CreateParams): Promise<Job> {
-    const { config, clock } = this.#d;
-    const profile = plan.mode === 'interactive' ? await this.#d.profileFor(plan.engine) : null;
-    const job = newJob(plan, params, config, profile, clock.now());
-    await storeNewJob(job, plan, this.#d.docs, this.runFolder(job.job_id));
+    const { job, plan } = await this.#creation.create(params);
     // The validated definition and the request serve the job's turns; after a restart they are
     // read back from the job's documents.
     this.#bases.set(job.job_id, { skill: plan.skill, request: { input: plan.input, parameter: plan.parameter } });
@@ -167,14 +121,7 @@ export class Supervisor {
 
   /** Restart recovery (docs/state.md), run before the socket accepts: nothing stays `running` without a process. */
   async recover(): Promise<void> {
-    const records = await this.#d.store.processes();
-    const known = new Set<string>();
-    for (const { job_id } of records) if (await this.#d.store.hasJob(job_id)) known.add(job_id);
-    const survivors = await this.#d.spawner.stopSurvivors(records, (jobId) => known.has(jobId));
-    for (const s of survivors.records) this.#d.logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped an engine process left from before the restart');
-    for (const s of survivors.strays) this.#d.logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped a process of the job left from before the restart');
-    for (const c of survivors.cgroups) this.#d.logger.warn({ job_id: c.job_id, cgroup: c.path }, 'stopped and removed a cgroup of the job left from before the restart');
-    for (const record of records) await this.#d.store.removeProcess(record.pid);
+    await stopLeftovers(this.#d.store, this.#d.spawner, this.#d.logger);
     for (const job of await this.#d.store.activeJobs()) {
       await this.#d.events.prime(job.job_id);
       if (job.status === 'running') {
@@ -220,26 +167,24 @@ export class Supervisor {
   }
 
   async #beginTurn(jobId: string): Promise<void> {
-    const job = await this.get(jobId);
+    let job = await this.get(jobId);
     if (job.status !== 'queued' || this.#closing) {
       this.#d.pool.release(jobId);
       return;
     }
     const folder = this.runFolder(jobId);
-    // The run folder on this host first: the skill snapshot the basis is read from, the workspace.
-    await this.#d.docs.prepare(job);
-    const { skill, request } = await this.#bases.of(job);
-    const adapter = ENGINES[job.engine];
-    const history = job.execution_mode === 'interactive' ? await this.#histories.read(jobId) : [];
-    const plan = planTurn({ job, skill, adapter, command: this.#d.config.engines[job.engine].command, folder, request, history });
-    if ('code' in plan) {
-      await this.#settle(job, { status: 'failed', error: plan, warnings: [] }, job.session_handle);
+    const prepared = await prepareTurn(job, folder, { ...this.#d, bases: this.#bases, histories: this.#histories });
+    if ('code' in prepared) {
+      await this.#settle(job, { status: 'failed', error: prepared, warnings: [] }, job.session_handle);
       return;
     }
+    const { skill, plan } = prepared;
     const attempt = job.attempt + 1;
     // The attempt's folder first: a job must never be running without the place its logs go.
     await folder.startAttempt(attempt, plan.prompt);
-    await this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString() });
+    // A job's isolation is decided as its first turn starts, by the host that runs it, for good.
+    const isolation = job.attempt === 0 && job.isolation === null ? { isolation: this.#d.sandbox.view.isolation } : {};
+    job = await this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString(), ...isolation });
     // A shutdown that began during the awaits above must not be followed by a new process: the
     // job stays running and is settled as interrupted at the next start.
     if (this.#closing) return;
@@ -328,17 +273,7 @@ export class Supervisor {
     }
     if (job.status !== 'running') return;
     if (report.outcome.kind === 'canceled' && this.#closing) return; // settled as interrupted at the next start
-    const decision = decideTurn({
-      mode: job.execution_mode,
-      process: report.outcome,
-      messages: report.parsed.messages,
-      validateOutput: skill.validators.output ?? (() => []),
-      attempt: job.attempt,
-      maxAttempt: job.max_attempt,
-      sessionId: report.parsed.sessionId,
-      waitNeedsSession: job.interactive_profile?.kind !== 'sticky_process',
-    });
-    const session_handle = report.parsed.sessionId === null ? job.session_handle : { engine: job.engine, handle_type: 'session_id' as const, handle_value: report.parsed.sessionId };
+    const { decision, session_handle } = decideReport(job, report, skill);
     this.#d.logger.info({ job_id: jobId, attempt: job.attempt, exit: report.exit, decision: decision.status }, 'turn finished');
     await this.#settle(job, decision, session_handle);
   }
@@ -359,10 +294,7 @@ export class Supervisor {
 
   async #enterWaiting(job: Job, asked: Pending, patch: Partial<Job>): Promise<void> {
     const now = this.#d.clock.now();
-    const history = await this.#histories.read(job.job_id);
-    // Approvals come within a turn: each round gets the next id, a question at least its attempt.
-    const pending = { ...asked, interaction_id: nextInteractionId(history, asked.interaction_id) };
-    await this.#histories.write(job.job_id, withAsked(history, pending, now.toISOString()));
+    const pending = await this.#histories.ask(job.job_id, asked, now.toISOString());
     await this.#d.docs.putPending(job.job_id, pending);
     const sticky = job.interactive_profile?.kind === 'sticky_process';
     const deadline = sticky || !job.interactive_require_user_reply ? new Date(now.getTime() + job.session_timeout_sec * 1000) : null;

@@ -2,6 +2,7 @@ import { SkilldError } from '../../rpc/errors.js';
 import type { EngineAdapter } from '../engines/engine.js';
 import { routePrompt, type PromptRoute } from '../engines/prompt-route.js';
 import { ENGINES } from '../engines/registry.js';
+import { inputPaths, type InputPath } from '../sandbox/input-paths.js';
 import type { SkillDefinition } from '../skills/manifest.js';
 import { lastResponse, type Interaction } from './interactions.js';
 import type { Job, JobError } from './job.js';
@@ -15,6 +16,8 @@ export interface TurnPlan {
   /** The prompt to write to the engine's stdin, which is then closed; null when it is in `argv`. */
   stdin: string | null;
   resuming: boolean;
+  /** The paths the request's input names that the skill works on (`input_paths`), for the job's sandbox. */
+  paths: InputPath[];
 }
 
 /** What a job's first prompt is built from. */
@@ -26,6 +29,7 @@ export interface FirstTurnInput {
 }
 
 export interface TurnPlanInput extends FirstTurnInput {
+  skill: Pick<SkillDefinition, 'id' | 'version' | 'prompts' | 'input_paths'>;
   adapter: EngineAdapter;
   command: readonly string[];
   history: readonly Interaction[];
@@ -55,7 +59,8 @@ function withPrompt(p: TurnPlanInput, prompt: string, resuming: boolean, args: (
     return { code: resuming ? 'SESSION_RESUME_FAILED' : 'JOB_INTERNAL_ERROR', message };
   }
   const argvPrompt = route.via === 'argv' ? prompt : null;
-  return { prompt, argv: [...p.command, ...args(argvPrompt)], stdin: argvPrompt === null ? prompt : null, resuming };
+  const paths = inputPaths(p.skill.input_paths, p.request.input);
+  return { prompt, argv: [...p.command, ...args(argvPrompt)], stdin: argvPrompt === null ? prompt : null, resuming, paths };
 }
 
 /** The first turn's prompt: the skill's template or intro, then the request's values. */

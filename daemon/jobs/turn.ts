@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { ParsedTurn, TurnParser } from '../engines/engine.js';
 import type { ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
+import type { SandboxPlan } from '../sandbox/plan.js';
 import type { ProcessOutcome } from './gate.js';
 
 export type StopReason = 'canceled' | 'timeout';
@@ -12,6 +13,8 @@ export interface LaunchSpec {
   env: Readonly<Record<string, string>>;
   /** The job id, marking the process and its tools (see `JOB_MARK`). */
   mark: string;
+  /** The sandbox the process runs in; null: none. */
+  sandbox: SandboxPlan | null;
   logs: Record<OutputStream, string>;
   onOutput(stream: OutputStream, text: string): void;
 }
@@ -60,6 +63,7 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
     cwd: spec.cwd,
     env: spec.env,
     mark: spec.mark,
+    sandbox: spec.sandbox,
     // Stdin is opened only for a prompt that goes through it: Codex waits for EOF on any open stdin.
     stdin: spec.stdin === null ? 'ignore' : 'pipe',
     logs: spec.logs,

@@ -4,7 +4,7 @@ import type { ProcessRecord } from '../store/store.js';
 import { cgroupPids, cgroupPopulated, createCgroup, engineCgroupName, engineCgroups, joinCgroupArgv, killCgroup, removeCgroup } from './cgroup.js';
 import { StartError, type Containment, type ContainmentView, type Hold, type Launch } from './containment.js';
 import { execError } from './executable.js';
-import { signalGroup } from './group.js';
+import { groupAlive, signalGroup } from './group.js';
 import { STOP_CHECK_MS } from './stop.js';
 import { stopSurvivors, type Survivors } from './survivors.js';
 
@@ -40,7 +40,7 @@ export class CgroupContainment implements Containment {
       const dir = join(this.#dir, engineCgroupName(launch.mark, this.#count));
       try {
         createCgroup(dir);
-        return new CgroupHold(dir, joinCgroupArgv(dir, launch.argv), this.#clock, this.#graceMs);
+        return new CgroupHold(dir, joinCgroupArgv(dir, launch.argv), this.#clock, this.#graceMs, launch.spareLeader === true);
       } catch (error) {
         // EEXIST: a cgroup of an earlier daemon that could not be removed yet; take the next number.
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new StartError(`cannot create the engine's cgroup ${dir}: ${(error as Error).message}`, { cause: error });
@@ -64,13 +64,15 @@ class CgroupHold implements Hold {
   readonly #dir: string;
   readonly #clock: Clock;
   readonly #graceMs: number;
+  readonly #spareLeader: boolean;
   #stopping: Promise<void> | null = null;
 
-  constructor(dir: string, argv: readonly string[], clock: Clock, graceMs: number) {
+  constructor(dir: string, argv: readonly string[], clock: Clock, graceMs: number, spareLeader: boolean) {
     this.argv = argv;
     this.#dir = dir;
     this.#clock = clock;
     this.#graceMs = graceMs;
+    this.#spareLeader = spareLeader;
   }
 
   stop(pid: number): Promise<void> {
@@ -83,7 +85,7 @@ class CgroupHold implements Hold {
   }
 
   #stop(pgid: number | null): Promise<void> {
-    this.#stopping ??= stopCgroup(this.#dir, pgid, this.#clock, this.#graceMs);
+    this.#stopping ??= stopCgroup(this.#dir, pgid, this.#clock, this.#graceMs, this.#spareLeader);
     return this.#stopping;
   }
 }
@@ -92,25 +94,29 @@ class CgroupHold implements Hold {
  * The stop sequence of an engine cgroup: SIGTERM to the process group `pgid` (when given) and to
  * every process of the cgroup, and to any that appears during the grace period; then
  * `cgroup.kill`. Resolves once the cgroup is unpopulated (at the latest a second after the kill,
- * for a process stuck in the kernel) and removed (unless something is still in it).
+ * for a process stuck in the kernel) and removed (unless something is still in it). With
+ * `spareLeader`, the process `pgid` (a sandbox's outer process) gets only the kill.
  */
-export async function stopCgroup(dir: string, pgid: number | null, clock: Clock, graceMs: number): Promise<void> {
-  const signalled = new Set<number>();
+export async function stopCgroup(dir: string, pgid: number | null, clock: Clock, graceMs: number, spareLeader = false): Promise<void> {
+  const signalled = new Set<number>(spareLeader && pgid !== null ? [pgid] : []);
   const terminate = (): void => {
     for (const pid of cgroupPids(dir).filter((p) => !signalled.has(p))) {
       signalled.add(pid);
       signal(pid, 'SIGTERM');
     }
   };
-  if (pgid !== null) signalGroup(pgid, 'SIGTERM');
+  if (pgid !== null && !spareLeader) signalGroup(pgid, 'SIGTERM');
   terminate();
   let killed = false;
   const kill = clock.setTimer(graceMs, () => {
     killed = true;
     killCgroup(dir);
+    // A leader stopped before it joined the cgroup (a stop right after the start) is not in it yet.
+    if (pgid !== null) signalGroup(pgid, 'SIGKILL');
   });
   const giveUpAt = clock.now().getTime() + graceMs + 1000;
-  while (cgroupPopulated(dir) && clock.now().getTime() < giveUpAt) {
+  // The leader's group too: until it has joined, the cgroup is empty though the engine is starting.
+  while ((cgroupPopulated(dir) || (pgid !== null && groupAlive(pgid))) && clock.now().getTime() < giveUpAt) {
     await new Promise<void>((resolve) => clock.setTimer(STOP_CHECK_MS, resolve));
     if (!killed) terminate();
   }

@@ -19,6 +19,11 @@ export interface Launch {
   env: Readonly<Record<string, string>>;
   /** Its job id. */
   mark: string;
+  /**
+   * The process started is a sandbox's outer process: a stop gives it no SIGTERM (it would end the
+   * sandbox at once, with no grace for the engine inside), only the final SIGKILL.
+   */
+  spareLeader?: boolean;
 }
 
 /** What holds one engine process and everything it starts. */
@@ -49,11 +54,11 @@ export interface Containment {
 export function processGroupContainment(clock: Clock, graceMs: number): Containment {
   return {
     view: { kind: 'process_group' },
-    hold: ({ argv, mark }) => ({
+    hold: ({ argv, mark, spareLeader = false }) => ({
       argv,
-      stop: (pid) => stopTree(pid, clock, graceMs, mark),
+      stop: (pid) => stopTree(pid, clock, graceMs, mark, spareLeader),
       release: (pid) => {
-        if (pid !== null && groupAlive(pid)) void stopTree(pid, clock, graceMs, mark);
+        if (pid !== null && groupAlive(pid)) void stopTree(pid, clock, graceMs, mark, spareLeader);
         return Promise.resolve();
       },
     }),

@@ -11,14 +11,22 @@ const SHELL_DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/s
  * the last word at exec time; this is for telling a missing engine apart before a shell hides it.
  */
 export function execError(file: string, path: string | undefined, cwd: string): 'ENOENT' | 'EACCES' | null {
-  const candidates = file.includes('/') ? [resolve(cwd, file)] : (path ?? SHELL_DEFAULT_PATH).split(':').map((dir) => resolve(cwd, dir, file));
   let error: 'ENOENT' | 'EACCES' = 'ENOENT';
-  for (const candidate of candidates) {
+  for (const candidate of candidatesOf(file, path, cwd)) {
     const kind = kindOf(candidate);
     if (kind === 'executable') return null;
     if (kind === 'other') error = 'EACCES';
   }
   return error;
+}
+
+/** The file `exec` in a shell would start for `file` (see `execError`), or null when none would start. */
+export function findExecutable(file: string, path: string | undefined, cwd: string): string | null {
+  return candidatesOf(file, path, cwd).find((candidate) => kindOf(candidate) === 'executable') ?? null;
+}
+
+function candidatesOf(file: string, path: string | undefined, cwd: string): string[] {
+  return file.includes('/') ? [resolve(cwd, file)] : (path ?? SHELL_DEFAULT_PATH).split(':').map((dir) => resolve(cwd, dir, file));
 }
 
 function kindOf(path: string): 'executable' | 'other' | 'none' {

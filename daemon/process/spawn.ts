@@ -1,10 +1,14 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import { LineSplitter } from '../../rpc/framing.js';
 import type { Clock } from '../clock.js';
 import type { ProcessRecord } from '../store/store.js';
+import { bwrapArgv } from '../sandbox/bwrap.js';
+import type { SandboxPlan } from '../sandbox/plan.js';
 import { StartError, type Containment, type Hold } from './containment.js';
+import { execError } from './executable.js';
 import { JOB_MARK } from './proc.js';
 import type { Survivors } from './survivors.js';
 
@@ -22,6 +26,8 @@ export interface SpawnRequest {
   env: Readonly<Record<string, string>>;
   /** The job the process works for: set as `JOB_MARK` in its environment, used to find its tools and to name its cgroup. */
   mark: string;
+  /** The sandbox it runs in (docs/sandbox.md); null: none. */
+  sandbox: SandboxPlan | null;
   stdin: 'ignore' | 'pipe';
   /** Raw output is appended here, byte for byte. */
   logs: Record<OutputStream, string>;
@@ -65,7 +71,7 @@ export function createSpawner(clock: Clock, containment: Containment): Spawner {
     spawn(request) {
       let hold: Hold;
       try {
-        hold = containment.hold(request);
+        hold = containment.hold(sandboxed(request));
       } catch (error) {
         if (error instanceof StartError) return notStarted(error.message);
         throw error;
@@ -74,6 +80,19 @@ export function createSpawner(clock: Clock, containment: Containment): Spawner {
     },
     stopSurvivors: (records, ownsJob) => containment.stopSurvivors(records, ownsJob),
   };
+}
+
+/**
+ * The launch of a request: its argv, run in its sandbox when it has one. The sandbox's outer
+ * process is then the leader (a stop spares it its SIGTERM), and a missing engine is said as it
+ * is without one, rather than by the sandbox's exit code.
+ */
+function sandboxed(request: SpawnRequest): { argv: readonly string[]; cwd: string; env: Readonly<Record<string, string>>; mark: string; spareLeader: boolean } {
+  const { argv, cwd, env, mark, sandbox } = request;
+  if (sandbox === null) return { argv, cwd, env, mark, spareLeader: false };
+  const cannotExec = execError(argv[0] ?? '', env['PATH'], cwd);
+  if (cannotExec !== null) throw new StartError(cannotExec);
+  return { argv: bwrapArgv(sandbox, argv), cwd, env, mark, spareLeader: true };
 }
 
 /** Starts `argv` (the engine's, as its hold has it) as the leader of its own process group. */
@@ -121,7 +140,7 @@ class ExecaProcess implements EngineProcess {
     this.#logs = { stdout: openLog(request.logs.stdout), stderr: openLog(request.logs.stderr) };
     const drained = Promise.all([this.#pipe(child.stdout, 'stdout', request), this.#pipe(child.stderr, 'stderr', request)]);
     const leaderExit = new Promise<ExitInfo>((resolve) => {
-      child.once('exit', (code, signal) => resolve({ code, signal, spawnError: null }));
+      child.once('exit', (code, signal) => resolve(request.sandbox === null ? { code, signal, spawnError: null } : sandboxExit(code, signal)));
       void child.then((result) => {
         // The code alone: execa's message repeats the whole command line, prompt included.
         if (this.pid === null || result.exitCode === undefined) resolve({ code: null, signal: null, spawnError: result.code ?? 'spawn failed' });
@@ -188,6 +207,20 @@ class ExecaProcess implements EngineProcess {
       stream.once('close', finish);
     });
   }
+}
+
+/**
+ * How the engine in a sandbox ended, from how the sandbox did: bubblewrap exits with the engine's
+ * code, or with 128 + the signal that ended it, as a shell does.
+ */
+export function sandboxExit(code: number | null, signal: NodeJS.Signals | null): ExitInfo {
+  const name = code !== null && code > 128 ? signalName(code - 128) : null;
+  return name === null ? { code, signal, spawnError: null } : { code: null, signal: name, spawnError: null };
+}
+
+function signalName(number: number): NodeJS.Signals | null {
+  const found = Object.entries(constants.signals).find(([, value]) => value === number);
+  return found === undefined ? null : (found[0] as NodeJS.Signals);
 }
 
 function openLog(path: string): WriteStream {

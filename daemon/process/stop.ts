@@ -13,6 +13,11 @@ export interface Belonging {
   owns(mark: string): boolean;
   /** Only processes started at or after this many clock ticks since boot can belong by their mark. */
   bornAfter: number;
+  /**
+   * A process that gets no SIGTERM, only the final SIGKILL: a sandbox's outer process, which would
+   * end the whole sandbox at once; it ends by itself once what it runs has ended.
+   */
+  spared?: number;
 }
 
 /** The members of `groups` and the marked processes that belong, among `all`; never this process. */
@@ -29,13 +34,14 @@ export function belongingOf(all: readonly ProcStat[], belonging: Belonging): Pro
 /**
  * The stop sequence of an engine: SIGTERM to its group, its descendants (snapshotted first, so
  * tools that left the group are included) and every process marked with its job, then SIGKILL to
- * whatever is still the same process after the grace period. Resolves once none of them is alive
+ * whatever is still the same process after the grace period. With `spareLeader` the leader (a
+ * sandbox's outer process) gets only the SIGKILL. Resolves once none of them is alive
  * (zombies waiting for a reaper count as gone), at the latest a second after the SIGKILL.
  */
-export function stopTree(pid: number, clock: Clock, graceMs: number, mark: string | null): Promise<void> {
+export function stopTree(pid: number, clock: Clock, graceMs: number, mark: string | null, spareLeader = false): Promise<void> {
   const all = listProcesses();
   const leader = all.find((p) => p.pid === pid) ?? null;
-  const belonging: Belonging = { groups: [pid], owns: (m) => m === mark, bornAfter: leader === null ? 0 : Number(leader.startTime) };
+  const belonging: Belonging = { groups: [pid], owns: (m) => m === mark, bornAfter: leader === null ? 0 : Number(leader.startTime), ...(spareLeader ? { spared: pid } : {}) };
   const named = leader === null ? [] : [leader, ...descendants(pid, all)];
   return stopAll([...named, ...belongingOf(all, belonging)], belonging, clock, graceMs);
 }
@@ -55,8 +61,9 @@ export async function stopAll(initial: readonly ProcStat[], belonging: Belonging
   const anyAlive = (): boolean => [...members.values()].some((p) => isSameProcess(p.pid, p.startTime));
   add(initial);
   let killed = false;
-  for (const group of belonging.groups) signalGroup(group, 'SIGTERM');
-  signalEach([...members.values()], 'SIGTERM');
+  const terminate = (list: readonly ProcStat[]): void => signalEach(list.filter((p) => p.pid !== belonging.spared), 'SIGTERM');
+  if (belonging.spared === undefined) for (const group of belonging.groups) signalGroup(group, 'SIGTERM');
+  terminate([...members.values()]);
   const kill = clock.setTimer(graceMs, () => {
     killed = true;
     for (const group of belonging.groups) signalGroup(group, 'SIGKILL');
@@ -70,7 +77,8 @@ export async function stopAll(initial: readonly ProcStat[], belonging: Belonging
     }
     const fresh = add(belongingOf(listProcesses(), belonging));
     if (fresh.length === 0) break;
-    signalEach(fresh, killed ? 'SIGKILL' : 'SIGTERM');
+    if (killed) signalEach(fresh, 'SIGKILL');
+    else terminate(fresh);
   }
   if (!anyAlive()) kill.cancel();
 }

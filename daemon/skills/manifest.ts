@@ -25,6 +25,8 @@ export interface SkillDefinition {
   path: string;
   artifacts: Array<{ role: string; pattern: string; required: boolean }>;
   prompts: Record<string, string>;
+  /** Inputs that name paths the job works on, shown in its sandbox read-only or read-write (docs/skills.md). */
+  input_paths: Record<string, PathAccess>;
   schemas: Record<SchemaKey, object | null>;
   validators: Record<SchemaKey, Validator | null>;
   /** The bytes this definition was built from: a job's snapshot is written from them. */
@@ -62,6 +64,7 @@ const MANIFEST_SCHEMA = {
     schemas: { type: 'object', additionalProperties: false, properties: { input: { type: 'string' }, parameter: { type: 'string' }, output: { type: 'string' } } },
     artifacts: { type: 'array', items: { type: 'object', required: ['role', 'pattern'], properties: { role: { type: 'string' }, pattern: { type: 'string' }, required: { type: 'boolean' } } } },
     entrypoint: { type: 'object', properties: { prompts: { type: 'object', additionalProperties: { type: 'string' } } } },
+    input_paths: { type: 'object', additionalProperties: { enum: ['read_only', 'read_write'] } },
   },
 };
 const validateManifest = compileSchema(MANIFEST_SCHEMA);
@@ -79,7 +82,11 @@ interface Manifest {
   schemas?: Partial<Record<SchemaKey, string>>;
   artifacts?: Array<{ role: string; pattern: string; required?: boolean }>;
   entrypoint?: { prompts?: Record<string, string> };
+  input_paths?: Record<string, PathAccess>;
 }
+
+/** How a job's sandbox shows a path its input names (`input_paths` in runner.json). */
+export type PathAccess = 'read_only' | 'read_write';
 
 /** Loads and checks the skill in `dir`; its id must equal the folder name. Throws SkillLoadError. */
 export async function loadSkill(dir: string, expectedId: string = basename(dir)): Promise<SkillDefinition> {
@@ -126,6 +133,7 @@ export async function loadSkill(dir: string, expectedId: string = basename(dir))
     path: dir,
     artifacts: (m.artifacts ?? []).map((a) => ({ role: a.role, pattern: a.pattern, required: a.required ?? false })),
     prompts: m.entrypoint?.prompts ?? {},
+    input_paths: m.input_paths ?? {},
     schemas,
     validators,
     files,

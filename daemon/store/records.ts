@@ -38,6 +38,7 @@ const JOB_FIELDS: Record<keyof Job, Check> = {
   model: orNull(text),
   approvals: (value) => (value === undefined ? null : oneOf(['auto', 'ask'], 'an approvals mode')(value)),
   interactive_profile: orNull(object({ kind: oneOf(['resumable', 'sticky_process'], 'a profile'), reason: is((v) => typeof v === 'string', 'a string') })),
+  isolation: (value) => (value === undefined ? null : orNull(oneOf(['sandbox', 'none'], 'an isolation'))(value)),
   attempt: count(0),
   max_attempt: orNull(count(1)),
   pending_interaction_id: orNull(count(1)),

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import t from 'tap';
 import { readFile, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -52,11 +53,13 @@ t.test(`chaos: ${JOBS} jobs, random engine kills, random replies, two daemon cra
   const acknowledged: Array<{ job_id: string; interaction_id: number; response: string }> = [];
   const crashAt = new Set([Math.floor(STEPS * (0.25 + random() * 0.2)), Math.floor(STEPS * (0.6 + random() * 0.2))]);
 
+  // The engines that run now, as this process sees them (a sandboxed one writes its own namespace's pid).
   const enginePids = async (): Promise<number[]> => {
     const pids: number[] = [];
     for (const id of jobIds) {
-      const text = await readFile(join(daemon.runDir(id), 'workspace', '.fake-engine', 'pid'), 'utf8').catch(() => '');
-      if (text !== '' && alive(Number(text))) pids.push(Number(text));
+      if (!existsSync(join(daemon.runDir(id), 'workspace', '.fake-engine', 'pid'))) continue;
+      const pid = await daemon.enginePid(id).catch(() => null);
+      if (pid !== null && alive(pid)) pids.push(pid);
     }
     return pids;
   };

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { jobProcesses } from '../helpers/job-processes.js';
 import { ENGINE_NAMES, TestDaemon, alive, waitForFile, waitForStatus, type JobView } from '../helpers/daemon.js';
 
 const daemon = await TestDaemon.start({ config: { max_concurrent: 4, kill_grace_ms: 300 } });
@@ -57,9 +58,8 @@ for (const engine of ENGINE_NAMES) {
   t.test(`${engine}: cancel stops the whole process group and leaves no process behind`, async (t) => {
     const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine, input: { scenario: 'hang' } });
     await waitForStatus(client, created.job_id, ['running']);
-    const fake = join(daemon.runDir(created.job_id), 'workspace', '.fake-engine');
-    const childPid = Number(await waitForFile(join(fake, 'child-pid')));
-    const pid = Number(await waitForFile(join(fake, 'pid')));
+    const childPid = await daemon.enginePid(created.job_id, 'child-pid');
+    const pid = await daemon.enginePid(created.job_id);
     t.ok(alive(pid) && alive(childPid), 'engine and its child run');
     const answer = await client.request<{ status: string; accepted: boolean }>('jobs/cancel', { job_id: created.job_id });
     t.same(answer, { job_id: created.job_id, status: 'canceled', accepted: true });
@@ -74,7 +74,7 @@ for (const engine of ENGINE_NAMES) {
   t.test(`${engine}: a turn past hard_timeout_sec is stopped and fails with TIMEOUT`, async (t) => {
     const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine, input: { scenario: 'hang_stubborn' }, hard_timeout_sec: 3 });
     // The pid file is written as the engine starts, well within the limit even on a loaded machine.
-    const pid = Number(await waitForFile(join(daemon.runDir(created.job_id), 'workspace', '.fake-engine', 'pid')));
+    const pid = await daemon.enginePid(created.job_id);
     const job = await waitForStatus(client, created.job_id);
     t.equal(job.status, 'failed');
     t.equal(job.error?.code, 'TIMEOUT');
@@ -90,9 +90,8 @@ t.test('process_group containment', async (t) => {
 
   t.test('cancel stops a tool that left the group and lost its parent: its job mark finds it', async (t) => {
     const created = await c.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'hang_orphan' } });
-    const fake = join(groups.runDir(created.job_id), 'workspace', '.fake-engine');
-    const orphan = Number(await waitForFile(join(fake, 'orphan-pid')));
-    await waitForFile(join(fake, 'child-pid'));
+    const orphan = await groups.enginePid(created.job_id, 'orphan-pid');
+    await groups.enginePid(created.job_id, 'child-pid');
     t.ok(alive(orphan), 'the orphaned tool runs');
     t.ok((await readFile(`/proc/${orphan}/environ`, 'utf8')).split('\0').includes(`SKILLD_JOB_ID=${created.job_id}`), 'it inherited its job mark');
     t.match(await c.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
@@ -102,11 +101,11 @@ t.test('process_group containment', async (t) => {
   t.test('a tool started while the engine is being stopped is gone when the cancel answers', async (t) => {
     const created = await c.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'term_escape' } });
     const fake = join(groups.runDir(created.job_id), 'workspace', '.fake-engine');
-    await waitForFile(join(fake, 'child-pid'));
+    await groups.enginePid(created.job_id, 'child-pid');
     t.match(await c.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
     const escaped = Number(await readFile(join(fake, 'orphan-pid'), 'utf8'));
     t.ok(escaped > 0, 'the engine started a tool as it was stopped');
-    t.notOk(alive(escaped), 'that tool is gone too');
+    t.same(jobProcesses(created.job_id), [], 'that tool is gone too: nothing of the job is left');
   });
 });
 

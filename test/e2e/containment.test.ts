@@ -1,3 +1,5 @@
+import { jobProcesses } from '../helpers/job-processes.js';
+import { NO_SANDBOX } from '../helpers/sandbox.js';
 import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -23,8 +25,7 @@ const cgroupsOf = (jobId: string): string[] => engineCgroups(cgroupRoot).flatMap
 
 /** The pids the fake engine wrote for a job: the engine, its child, and the hidden tool (`hang_hidden`, `ok_hidden`). */
 async function pidsOf(daemon: TestDaemon, jobId: string): Promise<{ engine: number; child: number; hidden: number }> {
-  const file = (name: string): Promise<number> => waitForFile(join(daemon.runDir(jobId), 'workspace', '.fake-engine', name)).then(Number);
-  return { hidden: await file('hidden-pid'), engine: await file('pid'), child: await file('child-pid') };
+  return { hidden: await daemon.enginePid(jobId, 'hidden-pid'), engine: await daemon.enginePid(jobId), child: await daemon.enginePid(jobId, 'child-pid') };
 }
 
 /** Checks that nothing leads from the engine to the tool but its cgroup: not its group, session, parent or job mark. */
@@ -46,8 +47,8 @@ t.test('daemon/status reports the containment in use', async (t) => {
   t.same((await (await groups.client()).request<{ containment: unknown }>('daemon/status')).containment, { kind: 'process_group' });
 });
 
-t.test('process_group containment: a tool that cleared its environment, left the session and lost its parent outlives a cancel (the documented limit)', async (t) => {
-  const daemon = await TestDaemon.start({ config: { kill_grace_ms: 300, engines, process_containment: 'process_group' } });
+t.test('process_group containment without a sandbox: a tool that cleared its environment, left the session and lost its parent outlives a cancel (the documented limit)', async (t) => {
+  const daemon = await TestDaemon.start({ config: { kill_grace_ms: 300, engines, process_containment: 'process_group', sandbox: 'off' } });
   t.teardown(() => daemon.cleanup());
   const client = await daemon.client();
   const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'hang_hidden' } });
@@ -60,6 +61,18 @@ t.test('process_group containment: a tool that cleared its environment, left the
   t.match(await client.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
   t.notOk(alive(pids.engine) || alive(pids.child), 'the engine and its child are gone');
   t.ok(alive(pids.hidden), 'the hidden tool is not: nothing led to it');
+});
+
+t.test('process_group containment in a sandbox: that tool ends with the cancel, since it cannot leave the sandbox', { skip: NO_SANDBOX }, async (t) => {
+  const daemon = await TestDaemon.start({ config: { kill_grace_ms: 300, engines, process_containment: 'process_group' } });
+  t.teardown(() => daemon.cleanup());
+  const client = await daemon.client();
+  const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'hang_hidden' } });
+  const pids = await pidsOf(daemon, created.job_id);
+  await checkHidden(t, pids);
+  t.match(await client.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
+  t.notOk(alive(pids.engine) || alive(pids.child) || alive(pids.hidden), 'the engine, its child and the hidden tool are gone');
+  t.same(jobProcesses(created.job_id), [], 'nothing of the job is left');
 });
 
 t.test('cgroup containment', { skip }, async (t) => {
@@ -84,8 +97,8 @@ t.test('cgroup containment', { skip }, async (t) => {
     const created = await create('gemini', 'ok_hidden');
     const job = await waitForStatus(client, created.job_id);
     t.equal(job.status, 'succeeded');
-    const hidden = Number(await readFile(join(daemon.runDir(created.job_id), 'workspace', '.fake-engine', 'hidden-pid'), 'utf8'));
-    t.notOk(alive(hidden), 'the tool it left is gone');
+    t.ok(Number(await readFile(join(daemon.runDir(created.job_id), 'workspace', '.fake-engine', 'hidden-pid'), 'utf8')) > 0, 'the engine left a tool');
+    t.same(jobProcesses(created.job_id), [], 'the tool it left is gone');
     t.same(cgroupsOf(created.job_id), [], 'the cgroup is removed');
   });
 
@@ -93,8 +106,8 @@ t.test('cgroup containment', { skip }, async (t) => {
     const created = await create('codex', 'term_escape');
     await waitForFile(join(daemon.runDir(created.job_id), 'workspace', '.fake-engine', 'child-pid'));
     t.match(await client.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
-    const escaped = Number(await readFile(join(daemon.runDir(created.job_id), 'workspace', '.fake-engine', 'orphan-pid'), 'utf8'));
-    t.notOk(alive(escaped), 'the tool born during the stop is gone');
+    t.ok(Number(await readFile(join(daemon.runDir(created.job_id), 'workspace', '.fake-engine', 'orphan-pid'), 'utf8')) > 0, 'the engine started a tool as it was stopped');
+    t.same(jobProcesses(created.job_id), [], 'the tool born during the stop is gone');
     t.same(cgroupsOf(created.job_id), []);
   });
 

@@ -19,7 +19,8 @@ t.test('disk full crashes the daemon: ENOSPC fails only the request that writes,
   t.teardown(() => rm(outside, { recursive: true, force: true }));
   const release = join(outside, 'release');
 
-  let daemon = await TestDaemon.start({ dir: disk.dir });
+  // The disk fills up: the running job's release file lives elsewhere, which a job's sandbox would hide.
+  let daemon = await TestDaemon.start({ dir: disk.dir, config: { sandbox: 'off' } });
   t.teardown(() => daemon.stop());
   let client: RpcClient = await daemon.client();
   const acknowledged: string[] = [];
@@ -83,7 +84,7 @@ t.test('disk full crashes the daemon: ENOSPC fails only the request that writes,
 
   await t.test('a crash after the outage loses nothing acknowledged and brings back nothing refused', async (t) => {
     await daemon.kill();
-    daemon = await TestDaemon.start({ dir: disk.dir });
+    daemon = await TestDaemon.start({ dir: disk.dir, config: { sandbox: 'off' } });
     client = await daemon.client();
     const reloaded = await client.request<{ jobs: JobView[] }>('jobs/list', {});
     t.same(reloaded.jobs.map((j) => j.job_id).sort(), [...acknowledged].sort(), 'exactly the acknowledged jobs');

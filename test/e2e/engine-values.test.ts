@@ -178,7 +178,8 @@ t.test('a resumed turn whose engine cannot be started: SESSION_RESUME_FAILED nam
   const engine = join(dir, 'engine');
   await writeFile(engine, `#!/bin/sh\nexec ${join(FIXTURES, 'fake-codex.mjs')} "$@"\n`);
   await chmod(engine, 0o755);
-  const broken = await TestDaemon.start({ config: { max_concurrent: 1, engines: { codex: { command: [engine] } } } });
+  // Its folder is shown to the sandbox, which hides the rest of /tmp.
+  const broken = await TestDaemon.start({ config: { max_concurrent: 1, engines: { codex: { command: [engine], sandbox: { read_only: [dir] } } } } });
   t.teardown(() => broken.cleanup());
   const c = await broken.client();
   const created = await create(c, 'codex', { execution_mode: 'interactive', input: { scenario: 'ask' } });

@@ -263,7 +263,8 @@ t.test('PR-15 PR-16 PR-17 a turn that asks without a session id never enters wai
   const filter = join(tools, 'strip-session-id.mjs');
   await writeFile(filter, STRIP_SESSION_ID);
   // The resumable profile is forced (config `profile`) only to spare the probe's processes; the filter passes the probe as well.
-  const engines = Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [process.execPath, filter, join(FIXTURES, `fake-${name}.mjs`)], profile: 'resumable' }]));
+  // The filter's folder is shown to the engines' sandboxes, which hide the rest of /tmp.
+  const engines = Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [process.execPath, filter, join(FIXTURES, `fake-${name}.mjs`)], profile: 'resumable', sandbox: { read_only: [tools] } }]));
   const filtered = await TestDaemon.start({ config: { engines, max_concurrent: 4 } });
   t.teardown(async () => {
     await filtered.cleanup();

@@ -6,7 +6,8 @@ import t from 'tap';
 import { readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENGINE_NAMES, TestDaemon, alive, rpcError, waitForStatus, type JobView, type TestEngine } from '../helpers/daemon.js';
+import { jobProcesses } from '../helpers/job-processes.js';
+import { ENGINE_NAMES, TestDaemon, alive, processOf, rpcError, waitForStatus, type JobView, type TestEngine } from '../helpers/daemon.js';
 import type { InteractionView } from '../../clients/wire.js';
 import { EventTrail } from '../helpers/event-trail.js';
 
@@ -103,7 +104,7 @@ for (const engine of ENGINE_NAMES) {
     t.match(sessionId, SESSION_ID[engine], 'the fake printed a session id in the real format');
     t.same(waiting.session_handle, { engine, handle_type: 'session_id', handle_value: sessionId }, 'PR-3 the handle is stored while waiting and equals the engine session id');
     t.ok(existsSync(sessionFile(created.job_id, sessionId)), 'the session exists on the engine side');
-    t.notOk(alive(first?.pid ?? 0), 'PR-7 no engine process stays resident while a resumable job waits');
+    t.same(jobProcesses(created.job_id), [], 'PR-7 no engine process stays resident while a resumable job waits');
 
     // API-4: kind is advisory; free text outside the options, even one that looks like an option flag, is accepted.
     const replyText = '--help me, neither: use Berlin';
@@ -115,7 +116,7 @@ for (const engine of ENGINE_NAMES) {
     const second = calls[1];
     t.equal(second?.resume, true, 'the second turn resumes');
     t.equal(second?.session, sessionId, 'PR-3 the resume uses exactly the stored handle');
-    t.not(second?.pid, first?.pid, 'PR-7 a new process');
+    t.not(processOf(second), processOf(first), 'PR-7 a new process');
     t.same(second?.argv, ARGV[engine].resume(sessionId, replyText), 'TP-14 the resume argv: handle from the previous turn, auto-execution flags kept, reply verbatim');
     t.equal(await readFile(join(daemon.runDir(created.job_id), 'attempts', '2', 'prompt.txt'), 'utf8'), replyText, 'the reply turn prompt is the reply text');
     t.same((await client.request<{ output: unknown }>('jobs/result', { job_id: created.job_id })).output, { greeting: engine, reply: replyText }, 'a reply that looks like an option reached the agent verbatim');

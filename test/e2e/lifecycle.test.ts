@@ -36,9 +36,8 @@ t.test('SIGTERM stops engines, removes the socket and exits 0; a restart keeps f
   await waitForStatus(client, done.job_id);
   const hanging = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'gemini', input: { scenario: 'hang' } });
   await waitForStatus(client, hanging.job_id, ['running']);
-  const workspace = join(daemon.runDir(hanging.job_id), 'workspace', '.fake-engine');
-  const enginePid = Number(await waitForFile(join(workspace, 'pid')));
-  const toolPid = Number(await waitForFile(join(workspace, 'child-pid')));
+  const enginePid = await daemon.enginePid(hanging.job_id);
+  const toolPid = await daemon.enginePid(hanging.job_id, 'child-pid');
   t.equal(await daemon.stop(), 0, 'exit code 0');
   t.notOk(alive(enginePid), 'the engine was stopped before the daemon exited');
   t.notOk(alive(toolPid), 'and so was its tool');
@@ -60,7 +59,7 @@ t.test('a corrupt state file is reported and kept aside, never silently replaced
   const client = await daemon.client();
   const job = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'hang' } });
   await waitForStatus(client, job.job_id, ['running']);
-  const enginePid = Number(await waitForFile(join(daemon.runDir(job.job_id), 'workspace', '.fake-engine', 'pid')));
+  const enginePid = await daemon.enginePid(job.job_id);
   await daemon.kill();
   t.teardown(() => {
     try {

@@ -6,7 +6,7 @@ import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { TEST_SKILLS, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { RELEASE_FILE, TEST_SKILLS, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { connectMcp, INITIALIZE, LONG_CALL, rawServer, type RawServer } from '../helpers/mcp.js';
 
 const skillsDir = await mkdtemp(join(tmpdir(), 'skilld-mcp-skills-'));
@@ -57,12 +57,12 @@ t.test('hot reload: a skill added, edited, removed in the skills folder sends to
   t.same((await removed).map((tool) => tool.name), ['echo-auto', 'skilld_reply', 'skilld_job']);
 });
 
-/** A raw server with a call in flight of a job that ends once `release` exists; resolves once the job runs. */
-async function heldCall(socket: string, release: string): Promise<RawServer & { jobId: string }> {
+/** A raw server with a call in flight of a job that ends once it is released (`TestDaemon.release`); resolves once the job runs. */
+async function heldCall(socket: string): Promise<RawServer & { jobId: string }> {
   const server = rawServer(socket);
   server.send(INITIALIZE);
   server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo-auto', arguments: { input: { release_file: release } }, _meta: { progressToken: 'p' } } });
+  server.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo-auto', arguments: { input: { release_file: RELEASE_FILE } }, _meta: { progressToken: 'p' } } });
   for (;;) {
     const next = await server.lines.next();
     if (next.done === true) throw new Error(`the server ended: ${server.stderr()}`);
@@ -73,24 +73,22 @@ async function heldCall(socket: string, release: string): Promise<RawServer & { 
 }
 
 t.test('the end of its input stops the server (exit 0) and leaves the job it was following alone', async (t) => {
-  const release = join(daemon.dir, 'release-eof');
-  const server = await heldCall(daemon.socket, release);
+  const server = await heldCall(daemon.socket);
   server.child.stdin?.end();
   const [code] = (await once(server.child, 'exit')) as [number | null];
   t.equal(code, 0, server.stderr());
   t.equal(server.stderr(), '', 'nothing to report');
-  await writeFile(release, '');
+  await daemon.release(server.jobId);
   t.equal((await waitForStatus(await daemon.client(), server.jobId)).status, 'succeeded', 'not canceled: the daemon ran it to its end');
 });
 
 t.test('SIGTERM stops the server with exit 0, Ctrl-C (SIGINT) with 130; the job runs on', async (t) => {
   for (const [signal, exit] of [['SIGTERM', 0], ['SIGINT', 130]] as const) {
-    const release = join(daemon.dir, `release-${signal}`);
-    const server = await heldCall(daemon.socket, release);
+    const server = await heldCall(daemon.socket);
     server.child.kill(signal);
     const [code] = (await once(server.child, 'exit')) as [number | null];
     t.equal(code, exit, `${signal}: ${server.stderr()}`);
-    await writeFile(release, '');
+    await daemon.release(server.jobId);
     t.equal((await waitForStatus(await daemon.client(), server.jobId)).status, 'succeeded');
   }
 });

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { TestDaemon } from '../helpers/daemon.js';
+import { RELEASE_FILE, TestDaemon } from '../helpers/daemon.js';
 import { connectMcp, INITIALIZE, LONG_CALL, rawServer, type RawServer } from '../helpers/mcp.js';
 
 const daemon = await TestDaemon.start({ config: { kill_grace_ms: 300 } });
@@ -48,20 +48,20 @@ async function initialized(t: Test, capabilities: Record<string, unknown> = {}):
 t.test('a call whose request would exceed the 1 MiB the daemon reads in one line is refused alone with REQUEST_TOO_LARGE; a call in flight goes on to its output', async (t) => {
   const mcp = await connectMcp(daemon.socket);
   t.teardown(() => mcp.close());
-  const release = join(daemon.dir, 'release-large-call');
-  let markRunning = (): void => undefined;
-  const running = new Promise<void>((resolve) => (markRunning = resolve));
+  let markRunning = (_jobId: string): void => undefined;
+  const running = new Promise<string>((resolve) => (markRunning = resolve));
   const onprogress = (p: { message?: string | undefined }): void => {
-    if (p.message?.endsWith(' running') === true) markRunning();
+    const job = /^job (\S+) running$/.exec(p.message ?? '');
+    if (job !== null) markRunning(job[1] as string);
   };
-  const held = mcp.client.callTool({ name: 'echo-auto', arguments: { input: { release_file: release } } }, undefined, { ...LONG_CALL, onprogress }) as Promise<CallToolResult>;
-  await running;
+  const held = mcp.client.callTool({ name: 'echo-auto', arguments: { input: { release_file: RELEASE_FILE } } }, undefined, { ...LONG_CALL, onprogress }) as Promise<CallToolResult>;
+  const heldJob = await running;
   const jobsBefore = (await rpc.request<{ jobs: unknown }>('daemon/status')).jobs;
   const large = (await mcp.client.callTool({ name: 'echo-auto', arguments: { input: { scenario: 'x'.repeat(2 * MIB) } } }, undefined, LONG_CALL)) as CallToolResult;
   t.equal(large.isError, true);
   t.match(text(large), /^REQUEST_TOO_LARGE: jobs\/create would send \d+ bytes, over the 1 MiB \(1048576 bytes\) the daemon reads in one request; nothing was sent/);
   t.same((await rpc.request<{ jobs: unknown }>('daemon/status')).jobs, jobsBefore, 'no job was made of it');
-  await writeFile(release, '');
+  await daemon.release(heldJob);
   const done = await held;
   t.notOk(done.isError, text(done));
   t.same(done.structuredContent, { greeting: 'hello' }, 'the call in flight got its output');

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codex } from '../../daemon/engines/codex.js';
@@ -9,6 +9,7 @@ import { realEngineBins } from '../fixtures/engine-homes.js';
 import type { ModelRequest } from '../fixtures/model-server.js';
 import { processesIn, realEngineRig } from '../helpers/real-engine-runs.js';
 import { ROOT, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { NO_SANDBOX } from '../helpers/sandbox.js';
 
 /**
  * The real Codex, Gemini and Claude Code CLIs (dev dependencies, exact versions) driven through the daemon,
@@ -99,6 +100,17 @@ for (const engine of ['codex', 'gemini', 'claude'] as const) {
       t.ok((await stat(result.artifacts[0] as string)).isFile());
     });
 
+    t.test('in its sandbox, a tool call that reads another job\'s file is refused', { skip: NO_SANDBOX }, async (t) => {
+      const other = await waitForStatus(client, (await create('ok')).job_id);
+      const secret = join(daemon.runDir(other.job_id), 'workspace', 'secret.txt');
+      await writeFile(secret, 'another job\'s secret\n');
+      const job = await waitForStatus(client, (await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, input: { scenario: 'read_other', target: secret } })).job_id);
+      t.match(job, { status: 'succeeded', isolation: 'sandbox' }, JSON.stringify(job.error));
+      const read = await readFile(join(daemon.runDir(job.job_id), 'workspace', 'artifacts', 'read.txt'), 'utf8');
+      t.match(read, /No such file or directory\nexit=1\n$/, 'the command ran, and found nothing there');
+      t.notMatch(read, 'another job\'s secret');
+    });
+
     t.test('cancel mid-turn leaves no process behind, tool subprocesses included', async (t) => {
       const created = await create(engine === 'gemini' ? 'sleep_tool' : 'hang');
       await server.waitForModelRequest();
@@ -115,9 +127,10 @@ for (const engine of ['codex', 'gemini', 'claude'] as const) {
     t.test('resuming a lost session fails with SESSION_RESUME_FAILED', async (t) => {
       const created = await create('ask', 'interactive');
       await waitForStatus(client, created.job_id, ['waiting_user']);
-      // Lose the engine's saved sessions, as after a wiped home.
+      const waiting = await client.request<JobView>('jobs/get', { job_id: created.job_id });
+      // Lose the engine's saved sessions, as after a wiped home: the job's own, in a sandbox.
       const saved = { codex: 'sessions', gemini: join('.gemini', 'tmp'), claude: 'projects' }[engine];
-      await rm(join(home.dir, saved), { recursive: true, force: true });
+      await rm(join(waiting.isolation === 'sandbox' ? join(daemon.runDir(created.job_id), 'home') : home.dir, saved), { recursive: true, force: true });
       await client.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: 'Rome' });
       const failed = await waitForStatus(client, created.job_id);
       t.match(failed, { status: 'failed', error: { code: 'SESSION_RESUME_FAILED' } });

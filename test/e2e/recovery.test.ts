@@ -26,8 +26,7 @@ t.test('restart after SIGKILL: each job lands in its recovery state (docs/state.
   t.equal(queued.status, 'queued');
   t.match(await client.request('daemon/status'), { slots: { max: 2, used: 2, queued: 1 } });
 
-  const pidOf = (jobId: string, file: string): Promise<number> => waitForFile(join(daemon.runDir(jobId), 'workspace', '.fake-engine', file)).then(Number);
-  const before = [await pidOf(running.job_id, 'pid'), await pidOf(running.job_id, 'child-pid'), await pidOf(running.job_id, 'orphan-pid'), await pidOf(sticky.job_id, 'pid')];
+  const before = [await daemon.enginePid(running.job_id), await daemon.enginePid(running.job_id, 'child-pid'), await daemon.enginePid(running.job_id, 'orphan-pid'), await daemon.enginePid(sticky.job_id)];
   t.ok(before.every(alive), 'engine processes run before the crash');
 
   await daemon.kill();

@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT, TestDaemon, waitForStatus } from '../helpers/daemon.js';
+import { RELEASE_FILE, ROOT, TestDaemon, waitForStatus } from '../helpers/daemon.js';
 import { hasTool } from '../helpers/tools.js';
 
 const run = promisify(execFile);
@@ -108,14 +108,13 @@ t.test('docs/protocol.md: the bash script that follows one job stops by itself a
   const daemon = await TestDaemon.start();
   t.teardown(() => daemon.cleanup());
   const client = await daemon.client();
-  const release = join(daemon.dir, 'release');
-  const job = await client.request<{ job_id: string }>('jobs/create', { skill_id: 'echo-both', engine: 'codex', input: { scenario: 'ok', release_file: release } });
+  const job = await client.request<{ job_id: string }>('jobs/create', { skill_id: 'echo-both', engine: 'codex', input: { scenario: 'ok', release_file: RELEASE_FILE } });
   const text = withSocket(await block('docs/protocol.md', 'coproc SKILLD'), daemon.socket);
   if (!/^job=\S+$/m.test(text)) throw new Error('the script no longer sets job=');
   const script = text.replace(/^job=\S+$/m, `job=${job.job_id}`);
   const follower = run('bash', ['-c', script], { timeout: 60_000 });
   await waitForStatus(client, job.job_id, ['running']);
-  await writeFile(release, '');
+  await daemon.release(job.job_id);
   const { stdout } = await follower;
   const all = lines(stdout);
   t.equal(all[0]?.id, 1, 'the subscribe answer first');

@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ANSWER_PROMPT } from '../../clients/interactive.js';
 import { CLEAR_LINE } from '../../clients/status-line.js';
-import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { RELEASE_FILE, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { runSkillctl } from '../helpers/skillctl.js';
 import { colourTerminalEnv, noTerminal, onTerminal, screenLines, type TerminalRun } from '../helpers/terminal.js';
 
@@ -27,10 +27,10 @@ const statusLine = (status: string): RegExp => new RegExp(`${CLEAR_LINE.replace(
 const LEFTOVER = /^(queued|running|waiting_user|succeeded|failed|canceled) \d+[smhd]/;
 
 t.test('run --wait on a terminal: a status line with the status, the time and the agent message, gone at the end', { skip: noTerminal }, async (t) => {
-  const release = join(daemon.dir, 'release-status-line');
-  const run = onPty(['run', 'echo-auto', '--engine', 'codex', '--input', 'scenario=ok', '--input', `release_file=${release}`, '--wait']);
+  const run = onPty(['run', 'echo-auto', '--engine', 'codex', '--input', 'scenario=ok', '--input', `release_file=${RELEASE_FILE}`, '--wait']);
   await run.until((text: string) => statusLine('running').test(plain(text)));
-  await writeFile(release, '');
+  const { jobs } = await client.request<{ jobs: JobView[] }>('jobs/list', { status: 'running' });
+  await daemon.release(jobs[0]?.job_id ?? 'none running');
   const { code, output } = await run.done;
   t.equal(code, 0, output);
   const shown = plain(output);

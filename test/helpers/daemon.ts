@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import pg from 'pg';
 import { RpcCallError, RpcClient } from '../../rpc/client.js';
 import { startThrowawayPostgres, type ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';
+import { hostPid } from './job-processes.js';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const DAEMON_BIN = join(ROOT, 'dist', 'daemon', 'bin.js');
@@ -58,6 +59,25 @@ async function postgresUrl(dir: string): Promise<string> {
   return url;
 }
 
+/** Where tap keeps what every Node process it watches writes at exit (its process info, coverage). */
+const TAP_FOLDER = join(ROOT, '.tap');
+
+/**
+ * The config, with tap's folder writable in every engine's sandbox: the fake engines are Node
+ * processes that inherit tap's hooks, which write there as they exit (a read-only one fails them).
+ */
+function withTapFolder(config: Record<string, unknown>): Record<string, unknown> {
+  if (!existsSync(TAP_FOLDER)) return config;
+  const engines = Object.fromEntries(Object.entries(config['engines'] as Record<string, Record<string, unknown>>).map(([name, entry]) => {
+    const sandbox = (entry['sandbox'] ?? {}) as { read_only?: string[]; read_write?: string[] };
+    return [name, { ...entry, sandbox: { ...sandbox, read_write: [...(sandbox.read_write ?? []), TAP_FOLDER] } }];
+  }));
+  return { ...config, engines };
+}
+
+/** The `release_file` input that holds a fake engine's turn until `TestDaemon.release` is called. */
+export const RELEASE_FILE = 'release';
+
 /** A real daemon process on a socket in a temp folder, with the fake engines configured. */
 export class TestDaemon {
   readonly dir: string;
@@ -83,7 +103,7 @@ export class TestDaemon {
       ...store,
       ...options.config,
     };
-    await writeFile(join(dir, 'config.json'), JSON.stringify(config));
+    await writeFile(join(dir, 'config.json'), JSON.stringify(withTapFolder(config)));
     const skills = options.skillsDirs ?? [TEST_SKILLS];
     const socket = options.socket ?? join(dir, 'skilld.sock');
     const args = [DAEMON_BIN, '--config', join(dir, 'config.json'), '--socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'debug'];
@@ -176,11 +196,51 @@ export class TestDaemon {
     }
   }
 
-  /** The fake engine's record of every invocation in this job's workspace. */
-  async engineCalls(jobId: string): Promise<Array<{ argv: string[]; pid: number; prompt: string; resume: boolean; session: string | null }>> {
-    const text = await readFile(join(this.runDir(jobId), 'workspace', '.fake-engine', 'calls.ndjson'), 'utf8').catch(() => '');
-    return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { argv: string[]; pid: number; prompt: string; resume: boolean; session: string | null });
+  /**
+   * Ends the turn of a job started with `release_file: "release"`: the fake engine waits until that
+   * file exists in its working folder, the job's workspace (the one place a sandboxed engine and
+   * the test both see).
+   */
+  async release(jobId: string): Promise<void> {
+    await writeFile(join(this.runDir(jobId), 'workspace', RELEASE_FILE), '');
   }
+
+  /**
+   * The pid of a job's fake engine (or of what it started: `child-pid`, `orphan-pid`, …) once it
+   * has written it, as this process sees it, though a sandboxed engine writes its own namespace's.
+   */
+  async enginePid(jobId: string, file = 'pid'): Promise<number> {
+    const text = await waitForFile(join(this.runDir(jobId), 'workspace', '.fake-engine', file));
+    const client = await RpcClient.connect(this.socket);
+    try {
+      const job = await client.request<{ isolation?: string | null }>('jobs/get', { job_id: jobId });
+      return hostPid(jobId, Number(text), job.isolation === 'sandbox');
+    } finally {
+      client.close();
+    }
+  }
+
+  /** The fake engine's record of every invocation in this job's workspace. */
+  async engineCalls(jobId: string): Promise<EngineCall[]> {
+    const text = await readFile(join(this.runDir(jobId), 'workspace', '.fake-engine', 'calls.ndjson'), 'utf8').catch(() => '');
+    return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as EngineCall);
+  }
+}
+
+/** One invocation (or sticky turn) of a fake engine, as it recorded it. */
+export interface EngineCall {
+  argv: string[];
+  /** In the engine's own PID namespace: with `started`, it names the process (see `processOf`). */
+  pid: number;
+  started: string;
+  prompt: string;
+  resume: boolean;
+  session: string | null;
+}
+
+/** The process a call ran in: calls of one process have the same, of two processes not. */
+export function processOf(call: EngineCall | undefined): string {
+  return call === undefined ? 'none' : `${call.pid}@${call.started}`;
 }
 
 export interface JobView {

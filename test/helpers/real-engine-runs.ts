@@ -20,6 +20,11 @@ export function model(request: ModelRequest): ModelReply {
       return { text: 'Which city should I use?' };
     case 'tool':
       return request.afterToolResult ? done() : { toolCall: { command: 'mkdir -p artifacts && echo written by the engine > artifacts/out.txt' } };
+    case 'read_other': {
+      // A command that reads the path in the `target` input (another job's file) into an artifact, with its exit status.
+      const target = /- target: "([^"]+)"/.exec(first)?.[1] ?? '';
+      return request.afterToolResult ? done() : { toolCall: { command: `mkdir -p artifacts; cat '${target}' > artifacts/read.txt 2>&1; echo "exit=$?" >> artifacts/read.txt` } };
+    }
     case 'two_tools': {
       // Two commands in one turn: a person allows the first and denies the second.
       const results = request.conversation.filter((entry) => entry.role === 'tool_result').length;

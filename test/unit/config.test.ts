@@ -55,12 +55,14 @@ t.test('defaults without any XDG variables', async (t) => {
     log_level: 'info',
     log_format: 'auto',
     process_containment: 'auto',
+    sandbox: 'preferred',
     engines: {
-      codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail' },
-      gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail' },
-      iflow: { command: ['iflow'], env: {}, profile: 'probe', sticky_recovery: 'fail' },
-      claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail' },
+      codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
+      gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
+      iflow: { command: ['iflow'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
+      claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
     },
+    config_file: null,
   });
 });
 
@@ -164,20 +166,21 @@ t.test('a socket path longer than a Unix socket can hold is refused, not cut sho
   await t.rejects(loadConfig(sources({ flags: { socket: `/${'é'.repeat(54)}` } })), { message: /is 109 bytes long/ }, 'bytes, not characters');
 });
 
-t.test('engines.<name>.command, env, profile and sticky_recovery', async (t) => {
+t.test('engines.<name>.command, env, profile, sticky_recovery and sandbox', async (t) => {
   const file = await configFile({
     engines: {
-      codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable' },
+      codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable', sandbox: { read_only: ['/usr/share'], read_write: ['/tmp/../tmp'] } },
       iflow: { profile: 'sticky_process', sticky_recovery: 'resume' },
     },
   });
   const config = await loadConfig(sources({ flags: { config: file } }));
   t.same(config.engines, {
-    codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable', sticky_recovery: 'fail' },
-    gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail' },
-    iflow: { command: ['iflow'], env: {}, profile: 'sticky_process', sticky_recovery: 'resume' },
-    claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail' },
+    codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable', sticky_recovery: 'fail', sandbox: { read_only: ['/usr/share'], read_write: ['/tmp'] } },
+    gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
+    iflow: { command: ['iflow'], env: {}, profile: 'sticky_process', sticky_recovery: 'resume', sandbox: { read_only: [], read_write: [] } },
+    claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
   });
+  t.equal(config.config_file, file, 'the file read, for the sandboxes to hide');
   const bad = await configError(loadConfig(sources({ flags: { config: await configFile({ engines: { codex: { sticky_recovery: 'retry' } } }) } })));
   t.match(bad, /"engines\.codex\.sticky_recovery"/);
   t.match(bad, /must be one of fail, resume/);
@@ -219,12 +222,22 @@ t.test('bad engine command and env: ConfigError names the key', async (t) => {
     [{ iflow: { env: { A: 1 } } }, 'engines.iflow.env'],
     [{ iflow: { env: ['A=1'] } }, 'engines.iflow.env'],
     [{ gemini: 'gemini' }, 'engines.gemini'],
+    [{ codex: { sandbox: ['/usr'] } }, 'engines.codex.sandbox'],
+    [{ codex: { sandbox: { read_only: '/usr' } } }, 'engines.codex.sandbox.read_only'],
+    [{ codex: { sandbox: { hidden: [] } } }, 'engines.codex.sandbox.hidden'],
+    [{ claude: { sandbox: { read_write: ['/nonexistent/cache'] } } }, 'engines.claude.sandbox.read_write'],
   ] as const) {
     const file = await configFile({ engines });
     t.match(await configError(loadConfig(sources({ flags: { config: file } }))), new RegExp(`"${key.replace(/\./g, '\\.')}"`), JSON.stringify(engines));
   }
   const file = await configFile({ engines: ['codex'] });
   t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /"engines" must be an object/);
+});
+
+t.test('sandbox: preferred, required or off', async (t) => {
+  t.equal((await loadConfig(sources({ flags: { config: await configFile({ sandbox: 'required' }) } }))).sandbox, 'required');
+  const bad = await configError(loadConfig(sources({ flags: { config: await configFile({ sandbox: 'on' }) } })));
+  t.match(bad, /"sandbox" must be one of preferred, required, off/);
 });
 
 t.test('non-integer max_concurrent: ConfigError names the key', async (t) => {

@@ -71,6 +71,7 @@ t.test('a valid skill loads with defaults filled in', async (t) => {
   t.equal(skill.path, path);
   t.same(skill.artifacts, [{ role: 'report', pattern: '*.md', required: false }]);
   t.same(skill.prompts, {});
+  t.same(skill.input_paths, {}, 'no input names a path');
   t.same(skill.schemas, { input: null, parameter: null, output: OUTPUT_SCHEMA });
   t.equal(skill.validators.input, null);
   t.equal(skill.validators.parameter, null);
@@ -151,6 +152,15 @@ t.test('D-6 max_attempt is allowed with interactive mode and must be an integer 
     t.equal(error.code, 'SKILL_MANIFEST_INVALID', `max_attempt ${JSON.stringify(value)}`);
     t.match(error.message, /max_attempt/);
   }
+});
+
+t.test('input_paths: each input named read_only or read_write', async (t) => {
+  const dir = await skillsDir();
+  const ok = await loadSkill(await writeSkill(dir, 'ip', { runner: { id: 'ip', version: '1', execution_modes: ['auto'], input_paths: { repository: 'read_only', out: 'read_write' } } }));
+  t.same(ok.input_paths, { repository: 'read_only', out: 'read_write' });
+  const bad = await loadError(loadSkill(await writeSkill(dir, 'iq', { runner: { id: 'iq', version: '1', execution_modes: ['auto'], input_paths: { repository: 'read' } } })));
+  t.equal(bad.code, 'SKILL_MANIFEST_INVALID');
+  t.match(bad.message, /input_paths/);
 });
 
 t.test('the id must equal the folder name', async (t) => {

@@ -7,7 +7,7 @@ import { RunFolder } from '../../daemon/jobs/run-folder.js';
 import { checkFirstPrompt, checkReply, planTurn, type TurnPlan } from '../../daemon/jobs/turn-plan.js';
 
 const COMMAND = ['/usr/bin/engine'];
-const SKILL = { id: 'echo', version: '1.0.0', prompts: {} };
+const SKILL = { id: 'echo', version: '1.0.0', prompts: {}, input_paths: {} };
 const FOLDER = new RunFolder('/runs', 'job-1');
 const BIG = `--${'x'.repeat(200_000)}`;
 
@@ -66,8 +66,8 @@ t.test('a first prompt too large for an argument goes on stdin for codex and gem
 });
 
 t.test('a reply is the resumed turn\'s prompt: an argument while it fits, else on stdin', async (t) => {
-  t.same(plan(resumed('codex'), {}, replied('Rome')), { prompt: 'Rome', argv: [...COMMAND, 'exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', '--', 'S-1', 'Rome'], stdin: null, resuming: true });
-  t.same(plan(resumed('gemini'), {}, replied(BIG)), { prompt: BIG, argv: [...COMMAND, '--resume=S-1', '--yolo', '--output-format', 'json'], stdin: BIG, resuming: true });
+  t.same(plan(resumed('codex'), {}, replied('Rome')), { prompt: 'Rome', argv: [...COMMAND, 'exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', '--', 'S-1', 'Rome'], stdin: null, resuming: true, paths: [] });
+  t.same(plan(resumed('gemini'), {}, replied(BIG)), { prompt: BIG, argv: [...COMMAND, '--resume=S-1', '--yolo', '--output-format', 'json'], stdin: BIG, resuming: true, paths: [] });
 });
 
 t.test('a model stored by an older version that looks like an option still cannot be read as one', async (t) => {
@@ -103,4 +103,16 @@ t.test('checkFirstPrompt and checkReply refuse up front with INVALID_PARAMS what
   t.doesNotThrow(() => checkReply(resumed('codex'), BIG), 'codex reads it on stdin');
   t.doesNotThrow(() => checkReply(resumed('iflow', 'sticky_process'), BIG), 'a sticky reply is a stdin line');
   t.doesNotThrow(() => checkFirstPrompt({ job: job('codex'), skill: SKILL, folder: FOLDER, request: { input: { big: BIG }, parameter: {} } }));
+});
+
+t.test('the paths the input names that the skill declares (input_paths) go with every turn, for its sandbox', async (t) => {
+  const skill = { ...SKILL, input_paths: { repository: 'read_only', out: 'read_write', missing: 'read_only' } as const };
+  const input = { repository: '/srv/repo', out: '/srv/out', other: '/etc' };
+  const first = planTurn({ job: job('codex'), skill, folder: FOLDER, request: { input, parameter: {} }, adapter: ENGINES.codex, command: COMMAND, history: [] });
+  t.same('paths' in first ? first.paths : null, [
+    { name: 'repository', path: '/srv/repo', access: 'read_only' },
+    { name: 'out', path: '/srv/out', access: 'read_write' },
+  ], 'an absent input names none; an undeclared one is not a path');
+  const later = planTurn({ job: resumed('codex'), skill, folder: FOLDER, request: { input, parameter: {} }, adapter: ENGINES.codex, command: COMMAND, history: replied('Rome') });
+  t.same('paths' in later ? later.paths : null, 'paths' in first ? first.paths : null, 'the resumed turn too');
 });

@@ -1,0 +1,34 @@
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { Spawner } from '../process/spawn.js';
+import type { JobSandbox } from '../sandbox/job-sandbox.js';
+import type { SkillRegistry } from '../skills/registry.js';
+import type { SlotPool } from '../slots/pool.js';
+import type { JobDocs } from '../store/job-docs.js';
+import type { Store } from '../store/store.js';
+import type { JobEvents } from './events.js';
+import type { EngineName, InteractiveProfile } from './job.js';
+import type { JobQueries } from './queries.js';
+
+/** What the supervisor runs jobs with (daemon/main.ts puts it together). */
+export interface SupervisorDeps {
+  store: Store;
+  /** A job's request, skill snapshot, rounds, pending question and result. */
+  docs: JobDocs;
+  events: JobEvents;
+  pool: SlotPool;
+  spawner: Spawner;
+  clock: Clock;
+  logger: Logger;
+  skills: SkillRegistry;
+  config: Config;
+  /** Read-only views of jobs, shared with the API. */
+  queries: JobQueries;
+  engineEnv(name: EngineName, live?: boolean): Record<string, string>;
+  profileFor(name: EngineName): Promise<InteractiveProfile>;
+  /** A queue shared with other daemons (cluster/member.ts): new jobs wait there to be claimed, not for this daemon's slots. */
+  sharedQueue: { claimSoon(): void } | null;
+  /** Each job's sandbox (docs/sandbox.md). */
+  sandbox: JobSandbox;
+}

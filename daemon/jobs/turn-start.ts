@@ -1,0 +1,69 @@
+import type { Config } from '../config.js';
+import { ENGINES } from '../engines/registry.js';
+import type { Logger } from '../logger.js';
+import type { Spawner } from '../process/spawn.js';
+import type { JobSandbox } from '../sandbox/job-sandbox.js';
+import type { SkillDefinition } from '../skills/manifest.js';
+import type { JobDocs } from '../store/job-docs.js';
+import type { Store } from '../store/store.js';
+import { decideTurn, type GateDecision } from './gate.js';
+import type { Histories } from './histories.js';
+import type { Job, JobError } from './job.js';
+import type { JobBases } from './job-bases.js';
+import type { RunFolder } from './run-folder.js';
+import { planTurn, type TurnPlan } from './turn-plan.js';
+import type { TurnReport } from './turn.js';
+
+/** What the start of a turn reads. */
+export interface TurnStartDeps {
+  docs: JobDocs;
+  bases: JobBases;
+  histories: Histories;
+  config: Pick<Config, 'engines'>;
+  sandbox: Pick<JobSandbox, 'refusal'>;
+}
+
+/**
+ * What a queued job's next turn runs, with the skill its output is checked against; or the
+ * error that fails the job instead (no session to resume, a prompt the engine cannot take, no
+ * sandbox where one is required). The run folder is made on this host first.
+ */
+export async function prepareTurn(job: Job, folder: RunFolder, d: TurnStartDeps): Promise<{ skill: SkillDefinition; plan: TurnPlan } | JobError> {
+  await d.docs.prepare(job);
+  const { skill, request } = await d.bases.of(job);
+  const history = job.execution_mode === 'interactive' ? await d.histories.read(job.job_id) : [];
+  const plan = planTurn({ job, skill, adapter: ENGINES[job.engine], command: d.config.engines[job.engine].command, folder, request, history });
+  if ('code' in plan) return plan;
+  const refused = d.sandbox.refusal();
+  // A job that began in a sandbox goes on in one, and fails to start where none can run.
+  if (refused !== null && job.isolation !== 'sandbox') return { code: 'ENGINE_SPAWN_FAILED', message: refused.message };
+  return { skill, plan };
+}
+
+/** The gate's decision on a finished turn, and the session handle the job keeps. */
+export function decideReport(job: Job, report: TurnReport, skill: SkillDefinition): { decision: GateDecision; session_handle: Job['session_handle'] } {
+  const decision = decideTurn({
+    mode: job.execution_mode,
+    process: report.outcome,
+    messages: report.parsed.messages,
+    validateOutput: skill.validators.output ?? (() => []),
+    attempt: job.attempt,
+    maxAttempt: job.max_attempt,
+    sessionId: report.parsed.sessionId,
+    waitNeedsSession: job.interactive_profile?.kind !== 'sticky_process',
+  });
+  const session_handle = report.parsed.sessionId === null ? job.session_handle : { engine: job.engine, handle_type: 'session_id' as const, handle_value: report.parsed.sessionId };
+  return { decision, session_handle };
+}
+
+/** Restart recovery's first step: what the daemon before left running is stopped, and its records dropped. */
+export async function stopLeftovers(store: Store, spawner: Spawner, logger: Logger): Promise<void> {
+  const records = await store.processes();
+  const known = new Set<string>();
+  for (const { job_id } of records) if (await store.hasJob(job_id)) known.add(job_id);
+  const survivors = await spawner.stopSurvivors(records, (jobId) => known.has(jobId));
+  for (const s of survivors.records) logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped an engine process left from before the restart');
+  for (const s of survivors.strays) logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped a process of the job left from before the restart');
+  for (const c of survivors.cgroups) logger.warn({ job_id: c.job_id, cgroup: c.path }, 'stopped and removed a cgroup of the job left from before the restart');
+  for (const record of records) await store.removeProcess(record.pid);
+}

@@ -1,0 +1,52 @@
+import { realpathSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+import { SkilldError } from '../../rpc/errors.js';
+import { isWithin } from '../../rpc/within-folder.js';
+import type { PathAccess } from '../skills/manifest.js';
+
+
+/** A path a job's input names, that its skill declares it works on. */
+export interface InputPath {
+  /** The input's name. */
+  name: string;
+  path: string;
+  access: PathAccess;
+}
+
+/** The paths `input` names under the names the skill declares; values that are not strings name none. */
+export function inputPaths(declared: Readonly<Record<string, PathAccess>>, input: Readonly<Record<string, unknown>>): InputPath[] {
+  return Object.entries(declared).flatMap(([name, access]) => {
+    const path = input[name];
+    return typeof path === 'string' ? [{ name, path, access }] : [];
+  });
+}
+
+/**
+ * Why the sandbox may not show `given`, or null when it may: it must be an absolute path that
+ * exists, and neither lie in nor hold any of the daemon's own places (`own`: its state, socket,
+ * config, skills and engine homes; `home`: the daemon user's home, which may hold the path but
+ * not be shown whole).
+ */
+export function refusePath(given: InputPath, own: readonly string[], home: string): SkilldError | null {
+  const refuse = (why: string): SkilldError => new SkilldError('INPUT_INVALID', `input ${given.name}: ${why}`, { details: { name: given.name, path: given.path } });
+  if (!isAbsolute(given.path)) return refuse('must be an absolute path, for the job to be shown it');
+  let real: string;
+  try {
+    real = realpathSync(given.path);
+  } catch {
+    return refuse(`${given.path} does not exist`);
+  }
+  const reals = own.map(realOrSelf);
+  if (reals.some((place) => isWithin(place, real) || isWithin(real, place)) || isWithin(real, realOrSelf(home))) {
+    return refuse(`${given.path} is or holds one of the daemon's own places (its state, socket, config, skills, engine homes or its user's home), which no job is shown`);
+  }
+  return null;
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
