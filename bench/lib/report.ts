@@ -112,6 +112,23 @@ export class BenchReporter {
     this.#print(`${this.bench}   ${text}`);
   }
 
+  /**
+   * What a path adds at p50 over its baseline, both measured in this run: at most `limitMs`. The
+   * ratio printed is total over baseline; `note` starts with the measured path's own p50.
+   */
+  checkAddedP50(metric: string, measured: { p50: number }, baseline: { p50: number }, labels: { measured: string; baseline: string }, limitMs = 10): CheckRow {
+    return this.check({
+      metric,
+      value: measured.p50 - baseline.p50,
+      unit: 'ms',
+      baseline: baseline.p50,
+      baselineLabel: labels.baseline,
+      target: { kind: 'value<=', limit: limitMs },
+      ratio: measured.p50 / baseline.p50,
+      note: `${labels.measured} p50 ${fmt(measured.p50)} ms; ratio = total / ${labels.baseline}`,
+    });
+  }
+
   check(input: CheckInput): CheckRow {
     const ratio = input.ratio ?? (input.baseline === null || input.baseline === 0 || !Number.isFinite(input.baseline) ? null : input.value / input.baseline);
     let pass: boolean;
