@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
 import { SkilldError } from '../../rpc/errors.js';
 import { isWithin } from '../../rpc/within-folder.js';
 import type { PathAccess } from '../skills/manifest.js';
@@ -25,7 +25,7 @@ export function inputPaths(declared: Readonly<Record<string, PathAccess>>, input
  * Why the sandbox may not show `given`, or null when it may: it must be an absolute path that
  * exists, and neither lie in nor hold any of the daemon's own places (`own`: its state, socket,
  * config, skills and engine homes; `home`: the daemon user's home, which may hold the path but
- * not be shown whole).
+ * not be shown whole, nor its dot-files).
  */
 export function refusePath(given: InputPath, own: readonly string[], home: string): SkilldError | null {
   const refuse = (why: string): SkilldError => new SkilldError('INPUT_INVALID', `input ${given.name}: ${why}`, { details: { name: given.name, path: given.path } });
@@ -37,10 +37,17 @@ export function refusePath(given: InputPath, own: readonly string[], home: strin
     return refuse(`${given.path} does not exist`);
   }
   const reals = own.map(realOrSelf);
-  if (reals.some((place) => isWithin(place, real) || isWithin(real, place)) || isWithin(real, realOrSelf(home))) {
-    return refuse(`${given.path} is or holds one of the daemon's own places (its state, socket, config, skills, engine homes or its user's home), which no job is shown`);
+  const realHome = realOrSelf(home);
+  if (reals.some((place) => isWithin(place, real) || isWithin(real, place)) || isWithin(real, realHome) || isHiddenInHome(realHome, real)) {
+    return refuse(`${given.path} is or holds one of the daemon's own places (its state, socket, config, skills, engine homes, its user's home or what that home keeps in dot-files), which no job is shown`);
   }
   return null;
+}
+
+/** Whether `real` lies in a dot-file or dot-folder of the home (`~/.ssh`, `~/.pgpass`, `~/.config`): the user's own settings and keys. */
+function isHiddenInHome(home: string, real: string): boolean {
+  if (!isWithin(home, real) || real === home) return false;
+  return relative(home, real).split(sep)[0]?.startsWith('.') === true;
 }
 
 function realOrSelf(path: string): string {

@@ -170,6 +170,7 @@ t.test('paths a job\'s input names (input_paths): shown as the skill declares, a
   t.match(await refused({ source: join(daemon.stateDir, 'runs') }), /one of the daemon's own places/, 'what lies in it');
   t.match(await refused({ source: dir }), /one of the daemon's own places/, 'a folder that holds them');
   t.match(await refused({ out: join(dir, 'home') }), /one of the daemon's own places/, 'the daemon user\'s home as a whole');
+  t.match(await refused({ source: join(dir, 'home', '.ssh') }), /one of the daemon's own places/, 'what the home keeps in dot-files');
   t.match(await refused({ source: join(dir, 'skills', 'echo-auto') }), /one of the daemon's own places/, 'a skill');
 });
 
