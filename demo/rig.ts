@@ -33,7 +33,8 @@ export async function startRig(script: ModelScript, track: (stop: () => Promise<
   const server = await startModelServer({ script, onUnknown: () => undefined });
   track(() => server.close());
   const home = await makeCodexHome(server.url, { dir: join(dir, 'codex-home') });
-  const config = { engines: { codex: { command: [codex], env: home.env } }, max_concurrent: 2, kill_grace_ms: 2000, hard_timeout_sec: 300, session_timeout_sec: 1800 };
+  // The CLI lives in this checkout's node_modules, which may lie below /tmp or a home: its job's sandbox is shown it.
+  const config = { engines: { codex: { command: [codex], env: home.env, sandbox: { read_only: [NODE_MODULES] } } }, max_concurrent: 2, kill_grace_ms: 2000, hard_timeout_sec: 300, session_timeout_sec: 1800 };
   const daemon = await startDaemon({ dir, skillsDir: BUNDLED_SKILLS, config }, (started) => track(() => stopDaemon(started)));
   return { dir, server, daemon };
 }

@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RpcClient } from '../../rpc/client.js';
 import { onCleanup } from './cleanup.js';
-import { DAEMON_BIN, ENGINE_NAMES, TEST_SKILLS, fakeEngine, type BenchEngine } from './paths.js';
+import { DAEMON_BIN, ENGINE_NAMES, ROOT, TEST_SKILLS, fakeEngine, type BenchEngine } from './paths.js';
 import { sampleProc, sweepProcesses, type ProcSample } from './proc.js';
 import { benchEnv, nowMs } from './util.js';
 
@@ -55,7 +55,8 @@ export class BenchDaemon {
 
   static async start(launch: DaemonLaunch): Promise<BenchDaemon> {
     await mkdir(join(launch.dir, 'state'), { recursive: true });
-    const engines = Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [fakeEngine(name)], ...launch.engines?.[name] }]));
+    // The checkout is shown to every engine's sandbox: the fake engines and the stamp module are in it, and a clone may lie below /tmp.
+    const engines = Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [fakeEngine(name)], sandbox: { read_only: [ROOT] }, ...launch.engines?.[name] }]));
     const config = { kill_grace_ms: 500, ...launch.config, engines };
     const configPath = join(launch.dir, 'config.json');
     await writeFile(configPath, `${JSON.stringify(config, null, 2)}\n`);

@@ -63,14 +63,16 @@ async function postgresUrl(dir: string): Promise<string> {
 const TAP_FOLDER = join(ROOT, '.tap');
 
 /**
- * The config, with tap's folder writable in every engine's sandbox: the fake engines are Node
- * processes that inherit tap's hooks, which write there as they exit (a read-only one fails them).
+ * The config, with this checkout shown read-only in every engine's sandbox (the fake engines, the
+ * real CLIs in node_modules: a clone may lie below /tmp or a home, which sandboxes hide) and
+ * tap's folder writable: the engines are Node processes that inherit tap's hooks, which write
+ * there as they exit.
  */
-function withTapFolder(config: Record<string, unknown>): Record<string, unknown> {
-  if (!existsSync(TAP_FOLDER)) return config;
+function withTestPaths(config: Record<string, unknown>): Record<string, unknown> {
+  const tap = existsSync(TAP_FOLDER) ? [TAP_FOLDER] : [];
   const engines = Object.fromEntries(Object.entries(config['engines'] as Record<string, Record<string, unknown>>).map(([name, entry]) => {
     const sandbox = (entry['sandbox'] ?? {}) as { read_only?: string[]; read_write?: string[] };
-    return [name, { ...entry, sandbox: { ...sandbox, read_write: [...(sandbox.read_write ?? []), TAP_FOLDER] } }];
+    return [name, { ...entry, sandbox: { read_only: [...(sandbox.read_only ?? []), ROOT], read_write: [...(sandbox.read_write ?? []), ...tap] } }];
   }));
   return { ...config, engines };
 }
@@ -103,7 +105,7 @@ export class TestDaemon {
       ...store,
       ...options.config,
     };
-    await writeFile(join(dir, 'config.json'), JSON.stringify(withTapFolder(config)));
+    await writeFile(join(dir, 'config.json'), JSON.stringify(withTestPaths(config)));
     const skills = options.skillsDirs ?? [TEST_SKILLS];
     const socket = options.socket ?? join(dir, 'skilld.sock');
     const args = [DAEMON_BIN, '--config', join(dir, 'config.json'), '--socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'debug'];
