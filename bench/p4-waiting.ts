@@ -9,12 +9,12 @@
 // probe runs. max_concurrent is sticky + 10: the sticky jobs hold 200 slots, 10 serve the turns
 // of the resumable ones.
 import { join } from 'node:path';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import type { BenchContext, Benchmark } from './lib/context.js';
 import { BenchDaemon } from './lib/daemon.js';
 import { EventHub } from './lib/events.js';
 import type { Job } from './lib/fixtures.js';
-import { measureCpu, processAlive } from './lib/proc.js';
+import { engineIn, measureCpu, processAlive } from './lib/proc.js';
 import { fmt, fmtSummary, summarize } from './lib/stats.js';
 import { nowMs, range, runPool, sleep } from './lib/util.js';
 
@@ -57,8 +57,8 @@ export const p4: Benchmark = {
       const status = await client.request<{ jobs: Record<string, number>; slots: { used: number; max: number } }>('daemon/status');
       let alive = 0;
       for (const job of sticky) {
-        const pid = Number(await readFile(join(daemon.stateDir, 'runs', job.job_id, 'workspace', '.fake-engine', 'pid'), 'utf8'));
-        if (processAlive(pid)) alive += 1;
+        const pid = engineIn(join(daemon.stateDir, 'runs', job.job_id, 'workspace'));
+        if (pid !== null && processAlive(pid)) alive += 1;
       }
       const stateBytes = ((await stat(join(daemon.stateDir, 'state.json')).catch(() => null))?.size ?? 0) + ((await stat(join(daemon.stateDir, 'state.wal')).catch(() => null))?.size ?? 0);
       r.info(`daemon/status: ${status.jobs['waiting_user']} waiting_user, slots ${status.slots.used}/${status.slots.max}; live sticky engine processes ${alive}/${sticky.length}; state.json ${fmt(stateBytes / 1024)} KiB (snapshot + journal)`);

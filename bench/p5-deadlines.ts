@@ -31,7 +31,7 @@ import { EventHub, type SeenEvent } from './lib/events.js';
 import type { Job } from './lib/fixtures.js';
 import { onCleanup } from './lib/cleanup.js';
 import { fakeEngine, libModule } from './lib/paths.js';
-import { processAlive, sweepProcesses } from './lib/proc.js';
+import { engineIn, processAlive, sweepProcesses } from './lib/proc.js';
 import type { BenchReporter } from './lib/report.js';
 import { fmt, fmtSummary, summarize, type Summary } from './lib/stats.js';
 import { benchEnv, nowMs, range, runPool, sleep } from './lib/util.js';
@@ -179,10 +179,10 @@ export const p5: Benchmark = {
       for (let i = 0; i < sizes.deaths; i += 1) {
         const job = await client.request<Job>('jobs/create', { skill_id: 'echo-both', engine: 'gemini', execution_mode: 'interactive', session_timeout_sec: 600, input: { scenario: 'ask', emit: { greeting: 'g' } } });
         await hub.waitStatus(job.job_id, ['waiting_user']);
-        const fake = join(daemon.stateDir, 'runs', job.job_id, 'workspace', '.fake-engine');
-        const pid = Number(await readFile(join(fake, 'pid'), 'utf8'));
-        argv ??= (JSON.parse((await readFile(join(fake, 'calls.ndjson'), 'utf8')).split('\n')[0] as string) as { argv: string[] }).argv;
-        if (!processAlive(pid)) throw new Error(`the sticky engine ${pid} of ${job.job_id} is not alive while its job waits`);
+        const workspace = join(daemon.stateDir, 'runs', job.job_id, 'workspace');
+        const pid = engineIn(workspace);
+        argv ??= (JSON.parse((await readFile(join(workspace, '.fake-engine', 'calls.ndjson'), 'utf8')).split('\n')[0] as string) as { argv: string[] }).argv;
+        if (pid === null || !processAlive(pid)) throw new Error(`the sticky engine of ${job.job_id} is not alive while its job waits`);
         await sleep(20);
         const from = hub.mark(job.job_id);
         const k0 = nowMs();

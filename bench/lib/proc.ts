@@ -73,6 +73,23 @@ export function processesIn(dir: string): number[] {
   return found;
 }
 
+/**
+ * The engine working in a job's `workspace`, as this process numbers it: a sandboxed fake engine
+ * writes its pid file with its own namespace's pid, so the process is found by its working
+ * folder instead, bubblewrap's own processes left out. Null when none runs there.
+ */
+export function engineIn(workspace: string): number | null {
+  return processesIn(workspace).find((pid) => !commandLine(pid).startsWith('bwrap\0')) ?? null;
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 /** True while the process exists and is not a zombie. */
 export function processAlive(pid: number): boolean {
   const stat = readStat(pid);

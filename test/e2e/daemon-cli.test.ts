@@ -18,10 +18,15 @@ const root = await mkdtemp(join(tmpdir(), 'skilld-cli-'));
 t.teardown(() => rm(root, { recursive: true, force: true }));
 const version = (JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-/** The test's environment without any setting of skilld's own or an XDG folder: each test names what it needs. */
+/**
+ * The test's environment without any setting of skilld's own or an XDG folder: each test names
+ * what it needs. Nor the checkout's `node_modules/.bin` that npm puts on the PATH: the engines
+ * there lie where a clone below /tmp would have the daemon warn that their sandboxes hide them.
+ */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('SKILLD_') && !key.startsWith('XDG_') && key !== 'NO_COLOR' && key !== 'FORCE_COLOR'));
-  return { ...env, ...extra };
+  const path = (process.env['PATH'] ?? '').split(':').filter((dir) => !dir.startsWith(ROOT)).join(':');
+  return { ...env, PATH: path, ...extra };
 }
 
 /** A private home, state and socket for one daemon. */
