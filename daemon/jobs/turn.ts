@@ -101,8 +101,9 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
 
 /** How a turn's process ended, decided before any output is looked at. */
 export function classify(exit: ExitInfo, stopReason: StopReason | null, spec: Pick<TurnSpec, 'argv' | 'hardTimeoutMs' | 'resuming'>, seen: { sawOutput: boolean; stderrTail: string[] }): ProcessOutcome {
-  if (exit.spawnError !== null) {
-    const message = `cannot start ${spec.argv[0] ?? 'engine'}: ${exit.spawnError}`;
+  const spawnError = exit.spawnError ?? sandboxExecError(exit, seen);
+  if (spawnError !== null) {
+    const message = `cannot start ${spec.argv[0] ?? 'engine'}: ${spawnError}`;
     // The job ends here, and its session with it: retrying the reply cannot help.
     return spec.resuming ? { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: `${message}; the session was not resumed` } : { kind: 'failed', code: 'ENGINE_SPAWN_FAILED', message };
   }
@@ -114,6 +115,19 @@ export function classify(exit: ExitInfo, stopReason: StopReason | null, spec: Pi
   // A resume that dies before printing anything found no session to continue (PR-14).
   if (spec.resuming && !seen.sawOutput) return { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: `resume ${how}${tail}` };
   return { kind: 'failed', code: 'ENGINE_EXIT_NONZERO', message: `engine ${how}${tail}` };
+}
+
+/** What bubblewrap says when the engine cannot be started in its sandbox. */
+const SANDBOX_EXEC_FAILED = /^bwrap: execvp [^:]*: (.+)$/;
+
+/**
+ * In a sandbox, an engine that cannot be started is reported by bubblewrap (exit 1, its words on
+ * stderr, no output), not by the system to the daemon: the same start failure, said the same way.
+ */
+function sandboxExecError(exit: ExitInfo, seen: { sawOutput: boolean; stderrTail: string[] }): string | null {
+  if (exit.code !== 1 || seen.sawOutput) return null;
+  const said = seen.stderrTail.map((line) => SANDBOX_EXEC_FAILED.exec(line)).find((match) => match !== null);
+  return said === undefined ? null : `${said[1] ?? ''} in the job's sandbox`;
 }
 
 /**

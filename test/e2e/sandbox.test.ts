@@ -135,6 +135,8 @@ t.test('an engine installed where its sandboxes cannot see it: the start log say
   t.ok(line !== undefined, 'a warning names the engine');
   t.match(JSON.parse(line ?? '{}'), { level: 40, executable: join(dir, 'home', 'bin', 'iflow'), hidden_by: join(dir, 'home') }, 'with its executable and the folder that hides it');
   t.notOk(daemon.logLines.some((l) => l.includes('"engine":"codex"') && l.includes('hidden_by')), 'and nothing of an engine its sandboxes see');
+  const job = await run(daemon, 'iflow', { scenario: 'ok' });
+  t.match(job, { status: 'failed', error: { code: 'ENGINE_SPAWN_FAILED', message: `cannot start ${join(dir, 'home', 'bin', 'iflow')}: No such file or directory in the job's sandbox` } }, 'its job fails as one whose engine cannot start');
 });
 
 t.test('paths a job\'s input names (input_paths): shown as the skill declares, and checked at create', { skip: NO_SANDBOX }, async (t) => {

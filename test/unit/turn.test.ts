@@ -14,6 +14,15 @@ t.test('a resumed turn that cannot start fails with SESSION_RESUME_FAILED, which
   t.same(outcome, { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: 'cannot start /usr/bin/codex: E2BIG; the session was not resumed' });
 });
 
+t.test('an engine that cannot be started in its sandbox is a start failure too, said as bubblewrap says it', async (t) => {
+  const spec = { argv: ['/home/al/.local/bin/codex', 'exec', '--', bigPrompt], hardTimeoutMs: 1000, resuming: false };
+  const said = { sawOutput: false, stderrTail: ['bwrap: execvp /home/al/.local/bin/codex: No such file or directory'] };
+  t.same(classify({ code: 1, signal: null, spawnError: null }, null, spec, said), { kind: 'failed', code: 'ENGINE_SPAWN_FAILED', message: "cannot start /home/al/.local/bin/codex: No such file or directory in the job's sandbox" });
+  t.match(classify({ code: 1, signal: null, spawnError: null }, null, { ...spec, resuming: true }, said), { code: 'SESSION_RESUME_FAILED' });
+  t.match(classify({ code: 1, signal: null, spawnError: null }, null, spec, { ...said, sawOutput: true }), { code: 'ENGINE_EXIT_NONZERO' }, 'an engine that ran and printed is not taken for one that never started');
+  t.match(classify({ code: 2, signal: null, spawnError: null }, null, spec, said), { code: 'ENGINE_EXIT_NONZERO' });
+});
+
 t.test('the stderr tail keeps the last non-blank lines, oldest first', async (t) => {
   const tail: string[] = [];
   for (const line of ['one', '', '  ', 'two', 'three', 'four', 'five', 'six', 'seven']) keepTail(tail, line);
