@@ -34,6 +34,26 @@ export function statusText(status: StatusView, now: number): string {
   return keyValues(pairs);
 }
 
+/** `daemon stop [--jobs]`: daemon/stop. */
+export const daemonCommand: Command = {
+  name: 'daemon',
+  usage: 'daemon stop [--jobs]',
+  summary: 'stop the daemon; running and waiting jobs go on and are taken up at its next start, unless --jobs stops them too',
+  options: {
+    jobs: { type: 'boolean', description: "stop every job's engine process as well (maintenance); their jobs are settled at the next start" },
+  },
+  positionals: [1, 1],
+  argChoices: ['stop'],
+  examples: ['daemon stop', 'daemon stop --jobs'],
+  run: async (ctx, inv) => {
+    if (arg(inv, 0) !== 'stop') throw new UsageError('usage: skillctl daemon stop [--jobs]');
+    const params = inv.values['jobs'] === true ? { engines: 'stop' } : {};
+    const answer = await ctx.client.request<{ stopping: boolean; engines: string }>('daemon/stop', params);
+    ctx.print(ctx.json ? json(answer) : answer.engines === 'stop' ? 'stopping the daemon and every engine process' : 'stopping the daemon; engine processes go on');
+    return 0;
+  },
+};
+
 /** `skills [show <id>]`: skills/list, or skills/get for one skill. */
 export const skillsCommand: Command = {
   name: 'skills',

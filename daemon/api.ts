@@ -42,12 +42,19 @@ export interface ApiDeps {
   queries: JobQueries;
   subscriptions: Subscriptions;
   faults: Faults;
+  /** Asks the daemon to stop once the answer is sent; `engines` overrides `engines_on_stop`. */
+  requestStop(engines: Config['engines_on_stop']): void;
 }
 
 /** The method implementations; params arrive already checked against `METHOD_PARAMS`. */
 export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connection>> {
   return {
     'daemon/ping': () => ({ ok: true, version: d.version }),
+    'daemon/stop': (params) => {
+      const engines = (params as { engines?: Config['engines_on_stop'] }).engines ?? d.config.engines_on_stop;
+      d.requestStop(engines);
+      return { stopping: true, engines };
+    },
     'daemon/status': async () => ({
       version: d.version,
       pid: process.pid,

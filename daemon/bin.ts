@@ -129,15 +129,16 @@ async function main(): Promise<number> {
     return 1;
   }
   return new Promise<number>((resolve) => {
-    const stop = (signal: string): void => {
-      logger.info({ signal }, 'stopping');
-      void daemon.close().then(() => resolve(0));
+    const stop = (signal: string, engines?: 'keep' | 'stop'): void => {
+      logger.info({ signal, engines: engines ?? config.engines_on_stop }, 'stopping');
+      void daemon.close(engines).then(() => resolve(0));
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
-    // Taken for gone by the other hosts: its engines are stopped, and a service manager starts it
-    // again as a new epoch (systemd's Restart=on-failure).
-    void daemon.fenced.then(() => daemon.close().then(() => resolve(EXIT_FENCED)));
+    void daemon.stopRequested.then((engines) => stop('daemon/stop', engines));
+    // Taken for gone by the other hosts: its jobs went to others, so its engines are stopped, and a
+    // service manager starts it again as a new epoch (systemd's Restart=on-failure).
+    void daemon.fenced.then(() => daemon.close('stop').then(() => resolve(EXIT_FENCED)));
   });
 }
 

@@ -13,6 +13,7 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 /** How engine processes are held together and stopped (docs/engines.md, "Containment"). */
 export const CONTAINMENT_CHOICES = ['auto', 'cgroup', 'process_group'] as const;
+export const ENGINES_ON_STOP = ['keep', 'stop'] as const;
 /** Whether jobs run in a sandbox (docs/sandbox.md): where it cannot run, `preferred` runs them without one and says so, `required` runs none. */
 export const SANDBOX_MODES = ['preferred', 'required', 'off'] as const;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
@@ -57,6 +58,8 @@ export interface Config {
   log_level: (typeof LOG_LEVELS)[number];
   log_format: (typeof LOG_FORMATS)[number];
   process_containment: (typeof CONTAINMENT_CHOICES)[number];
+  /** What a stop of the daemon does to engine processes: `keep` leaves them to their keepers, to be taken up at the next start; `stop` ends them (docs/restarts.md). */
+  engines_on_stop: (typeof ENGINES_ON_STOP)[number];
   sandbox: SandboxMode;
   engines: Record<EngineName, EngineConfig>;
   /** The config file read at start, if any (not a key): jobs' sandboxes hide it. */
@@ -131,6 +134,7 @@ function defaults(sources: ConfigSources): Raw {
     log_level: 'info',
     log_format: 'auto',
     process_containment: 'auto',
+    engines_on_stop: 'keep',
     sandbox: 'preferred',
   };
 }
@@ -172,7 +176,7 @@ export const MAX_LEASE_TTL_MS = 24 * 60 * 60 * 1000;
 /** The longest `line_timeout_sec` and `idle_timeout_sec`, a day. */
 export const MAX_CONNECTION_TIMEOUT_SEC = 24 * 60 * 60;
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'sandbox', 'engines'];
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines_on_stop', 'sandbox', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
@@ -220,6 +224,7 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     log_level: level,
     log_format: choice('log_format', LOG_FORMATS),
     process_containment: choice('process_containment', CONTAINMENT_CHOICES),
+    engines_on_stop: choice('engines_on_stop', ENGINES_ON_STOP),
     sandbox: choice('sandbox', SANDBOX_MODES),
     engines: validateEngines(raw['engines'] ?? {}, fail),
     config_file: filePath === null ? null : resolve(filePath),

@@ -34,7 +34,10 @@ export const BUNDLED_SKILLS_DIR = join(PACKAGE_ROOT, 'skills');
 
 /** A running daemon; `close()` is idempotent and ordered. */
 export interface Daemon {
-  close(): Promise<void>;
+  /** Stops the daemon; `engines` (else the config's `engines_on_stop`) says whether engine processes stop with it. */
+  close(engines?: Config['engines_on_stop']): Promise<void>;
+  /** Resolves when a client asked the daemon to stop (`daemon/stop`), with what to do with the engines. */
+  stopRequested: Promise<Config['engines_on_stop']>;
   /** Resolves when the daemon must stop by itself: the other hosts of its shared store took it for gone. */
   fenced: Promise<void>;
 }
@@ -52,6 +55,9 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const unguard = faults.guardProcess();
   const version = await readVersion();
   const runsDir = await prepareStateFolder(config.state_dir);
+  let requestStop!: (engines: Config['engines_on_stop']) => void;
+  // The stop begins once the request's answer is on its way (its handler and reply settle in microtasks).
+  const stopRequested = new Promise<Config['engines_on_stop']>((resolve) => (requestStop = (engines) => setImmediate(() => resolve(engines))));
   let onFenced!: () => void;
   const fenced = new Promise<void>((resolve) => (onFenced = resolve));
   const { store, docs, events, shared } = await openStorage(config, runsDir, clock, logger, version, () => onFenced());
@@ -82,7 +88,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const router = new JobRouter(supervisor, shared === null || membership === null ? null : { custody: shared.custody, mailbox: membership.mailbox }, config.host_id);
   const subscriptions = new Subscriptions(events, clock, logger);
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, sandbox: sandbox.view, store, pool, skills, engines, probe, supervisor, router, queries, subscriptions, faults });
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, sandbox: sandbox.view, store, pool, skills, engines, probe, supervisor, router, queries, subscriptions, faults, requestStop });
   const dispatcher = new Dispatcher(bindMethods(withStorageErrors(api)), (method, error) => faults.report('method', error, { method }));
   const limits = { maxConnections: config.max_connections, lineTimeoutMs: config.line_timeout_sec * 1000, idleTimeoutMs: config.idle_timeout_sec * 1000 };
   const server = new RpcServer(dispatcher, limits, (error) => faults.report('rpc_server', error), clock);
@@ -109,7 +115,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
 
   let closing: Promise<void> | null = null;
   return {
-    close: () => {
+    close: (engines = config.engines_on_stop) => {
       // Each step runs even when one before it failed: a stop must always reach the end.
       const step = (name: string, run: () => Promise<unknown>): Promise<void> => run().then(
         () => undefined,
@@ -119,7 +125,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
         await step('notify', () => notifySystemd('STOPPING=1', process.env));
         await step('server', () => server.close());
         await step('watcher', () => watcher.close());
-        await step('supervisor', () => supervisor.shutdown());
+        await step('supervisor', () => supervisor.shutdown(engines === 'stop'));
         if (membership !== null) await step('membership', () => membership.stop());
         await step('events', () => events.closeAll());
         await step('store', () => store.close());
@@ -131,6 +137,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
       return closing;
     },
     fenced,
+    stopRequested,
   };
 }
 

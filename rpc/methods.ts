@@ -23,6 +23,7 @@ export const MAX_TIMEOUT_SEC = 365 * 24 * 60 * 60;
 export const METHOD_PARAMS = {
   'daemon/ping': none,
   'daemon/status': none,
+  'daemon/stop': { type: 'object', additionalProperties: false, properties: { engines: { enum: ['keep', 'stop'] } } },
   'skills/list': none,
   'skills/get': { type: 'object', additionalProperties: false, required: ['skill_id'], properties: { skill_id: { type: 'string', minLength: 1 } } },
   'skills/subscribe': none,

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AgentMessages } from '../engines/agent-text.js';
 import { withoutAskUserBlock } from '../engines/ask-user.js';
+import type { TurnParser } from '../engines/engine.js';
 import type { ApprovalRequest } from '../engines/live-session.js';
 import { ENGINES } from '../engines/registry.js';
 import type { Logger } from '../logger.js';
@@ -13,9 +14,10 @@ import type { Store } from '../store/store.js';
 import type { JobEvents } from './events.js';
 import type { EngineName, Job } from './job.js';
 import type { RunFolder } from './run-folder.js';
+import { isTerminal } from './states.js';
 import { StickySession } from './sticky-session.js';
 import type { TurnPlan } from './turn-plan.js';
-import { startTurn, type TurnHandle } from './turn.js';
+import { adoptTurn, startTurn, type TurnHandle } from './turn.js';
 
 export interface LauncherDeps {
   spawner: Spawner;
@@ -57,47 +59,86 @@ export class Launcher {
    * once the process is in the store.
    */
   launch(job: Job, attempt: number, plan: TurnPlan, folder: RunFolder, hooks: StickyHooks): { turn: TurnHandle; session: StickySession | null; recorded: Promise<void> } {
-    const adapter = ENGINES[job.engine];
-    // The agent's words without a question's hint block: the question itself comes as `input_required`.
-    const say = (message: string): void => {
-      const text = withoutAskUserBlock(message);
-      if (text !== '') this.#d.events.emit(job.job_id, 'message', { text });
-    };
     const live = job.interactive_profile?.kind === 'sticky_process';
     const env = this.#d.engineEnv(job.engine, live);
     const spec = {
+      ...this.#output(job),
       argv: plan.argv,
       cwd: folder.workspace,
       env,
       mark: job.job_id,
       sandbox: this.#d.sandbox.planFor(job, { root: folder.root, workspace: folder.workspace, skill: folder.skillDir, attempts: folder.attemptsDir }, env, plan.paths),
+      keeperDir: folder.engineDir,
       logs: logsOf(folder, attempt),
-      onOutput: (stream: 'stdout' | 'stderr', text: string) => this.#d.events.emit(job.job_id, 'output', { stream, text }),
     };
     const hardTimeoutMs = job.hard_timeout_sec * 1000;
     if (live) {
-      const protocol = adapter.live;
+      const protocol = ENGINES[job.engine].live;
       const start = { engine: job.engine, model: job.model, cwd: folder.workspace, approvals: job.approvals ?? 'auto', newSessionId: randomUUID() };
       const argv = [...this.#d.config.engines[job.engine].command, ...protocol.argv(start)];
       // A live protocol reports each message whole (ACP chunks joined): one `message` event each.
-      const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, argv, protocol, start, graceMs: this.#d.config.kill_grace_ms, onMessage: say, ...hooks });
+      const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, argv, protocol, start, graceMs: this.#d.config.kill_grace_ms, onMessage: spec.say, ...hooks });
       const turn = session.turn(plan.prompt, hardTimeoutMs, null);
       return { turn, session, recorded: this.#record(job.job_id, session.pid, session.exited) };
     }
     const expectedSession = plan.resuming ? (job.session_handle?.handle_value ?? null) : null;
-    // A one-shot turn's messages are read from its stdout lines, each as it is printed.
-    const messages = new AgentMessages(adapter.agentText, say);
+    const messages = this.#messages(job, spec);
+    const started = startTurn(this.#d.spawner, this.#d.clock, { ...spec, ...messages.spec, hardTimeoutMs, resuming: plan.resuming, expectedSession, stdin: plan.stdin });
+    const turn = messages.ended(started);
+    return { turn, session: null, recorded: this.#record(job.job_id, turn.pid, turn.done) };
+  }
+
+  /**
+   * Takes up the turn of a running one-shot job whose engine process an earlier daemon started
+   * (docs/restarts.md); resolves with why not when it cannot be.
+   */
+  async adoptTurn(job: Job, folder: RunFolder, skip: Record<'stdout' | 'stderr', number>): Promise<TurnHandle | { problem: string }> {
+    const spec = {
+      ...this.#output(job),
+      argv: this.#d.config.engines[job.engine].command,
+      cwd: folder.workspace,
+      env: {},
+      mark: job.job_id,
+      sandbox: null,
+      keeperDir: folder.engineDir,
+      logs: logsOf(folder, job.attempt),
+    };
+    const messages = this.#messages(job, spec);
+    const adopted = await adoptTurn(this.#d.spawner, this.#d.clock, { ...spec, ...messages.spec, hardTimeoutMs: job.hard_timeout_sec * 1000 }, skip);
+    if ('problem' in adopted) return adopted;
+    const turn = messages.ended(adopted);
+    void turn.done.then(() => this.#d.store.removeProcess(turn.pid ?? 0)).catch(() => undefined);
+    return turn;
+  }
+
+  /** Where a job's engine output goes: each line an `output` event; `say` makes an agent's message a `message` event. */
+  #output(job: Job): JobOutput {
+    return {
+      onOutput: (stream, text) => this.#d.events.emit(job.job_id, 'output', { stream, text }),
+      // The agent's words without a question's hint block: the question itself comes as `input_required`.
+      say: (message) => {
+        const text = withoutAskUserBlock(message);
+        if (text !== '') this.#d.events.emit(job.job_id, 'message', { text });
+      },
+    };
+  }
+
+  /** A one-shot turn's messages, read from its stdout lines, each as it is printed; the last is told before the turn's end. */
+  #messages(job: Job, out: JobOutput): { spec: { onOutput: JobOutput['onOutput']; parser: TurnParser }; ended(turn: TurnHandle): TurnHandle } {
+    const adapter = ENGINES[job.engine];
+    const messages = new AgentMessages(adapter.agentText, out.say);
     const onOutput = (stream: 'stdout' | 'stderr', text: string): void => {
-      spec.onOutput(stream, text);
+      out.onOutput(stream, text);
       if (stream === 'stdout') messages.line(text);
     };
-    const started = startTurn(this.#d.spawner, this.#d.clock, { ...spec, onOutput, parser: adapter.newParser(), hardTimeoutMs, resuming: plan.resuming, expectedSession, stdin: plan.stdin });
-    const done = started.done.then((report) => {
-      messages.end(); // before anyone hears that the turn ended
-      return report;
-    });
-    const turn = { ...started, done };
-    return { turn, session: null, recorded: this.#record(job.job_id, turn.pid, turn.done) };
+    const ended = (turn: TurnHandle): TurnHandle => {
+      const done = turn.done.then((report) => {
+        messages.end(); // before anyone hears that the turn ended
+        return report;
+      });
+      return { ...turn, done };
+    };
+    return { spec: { onOutput, parser: adapter.newParser() }, ended };
   }
 
   /** A sticky job's next turn: the reply is the live process's next prompt (PR-12). */
@@ -126,6 +167,19 @@ export class Launcher {
   }
 }
 
+/** Where a job's engine output goes. */
+interface JobOutput {
+  onOutput(stream: 'stdout' | 'stderr', text: string): void;
+  say(message: string): void;
+}
+
 function logsOf(folder: RunFolder, attempt: number): Record<'stdout' | 'stderr', string> {
   return { stdout: folder.logFile(attempt, 'stdout'), stderr: folder.logFile(attempt, 'stderr') };
+}
+
+/** A live engine named its session: stored at once, so that it is known even if the turn never ends. Not a move: the status stays. */
+export async function storeSession(store: Store, jobId: string, sessionId: string): Promise<void> {
+  const job = await store.getJob(jobId);
+  if (job === undefined || isTerminal(job.status) || job.session_handle?.handle_value === sessionId) return;
+  await store.putJob({ ...job, session_handle: { engine: job.engine, handle_type: 'session_id', handle_value: sessionId } });
 }

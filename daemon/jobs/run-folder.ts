@@ -38,6 +38,10 @@ export class RunFolder {
   attemptDir(attempt: number): string {
     return join(this.attemptsDir, String(attempt));
   }
+  /** Where the keeper of the job's engine process is recorded (docs/restarts.md); out of its sandbox's sight. */
+  get engineDir(): string {
+    return join(this.root, 'engine');
+  }
   logFile(attempt: number, stream: LogStream): string {
     return join(this.attemptDir(attempt), `${stream}.log`);
   }

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Clock, Timer } from '../clock.js';
 import type { ParsedTurn } from '../engines/engine.js';
 import { LiveSessionClosed, type ApprovalDecision, type ApprovalRequest, type LiveEvent, type LiveProtocol, type LiveSession, type LiveStart, type LiveTurnResult } from '../engines/live-session.js';
@@ -68,8 +69,10 @@ export class StickySession {
       env: spec.env,
       mark: spec.mark,
       sandbox: spec.sandbox,
-      stdin: 'pipe',
-      logs: spec.logs,
+      stdin: 'live',
+      // The process outlives attempts: its output goes to files of its own, and is copied to each attempt's logs.
+      keeper: { dir: spec.keeperDir, stdout: join(spec.keeperDir, 'live.stdout'), stderr: join(spec.keeperDir, 'live.stderr'), note: null },
+      copyTo: spec.logs,
       onLine: (stream, text) => this.#line(stream, text),
       onOverflow: (stream, bytes) => spec.onOutput(stream, `[skilld: a line of more than ${bytes} bytes was dropped]`),
     });
@@ -101,7 +104,7 @@ export class StickySession {
       this.#approvals = [];
       if (this.#turn === turn) this.#turn = null;
     });
-    return { pid: this.#proc.pid, stop: (reason) => this.#stopTurn(turn, reason), done };
+    return { pid: this.#proc.pid, stop: (reason) => this.#stopTurn(turn, reason), done, detach: () => this.detach() };
   }
 
   /** Answers the permission request that `onApproval` reported; the next one is reported, or the turn's clock runs again. */
@@ -114,20 +117,18 @@ export class StickySession {
     else if (this.#turn !== null) this.#arm(this.#turn);
   }
 
-  /** Ends the process: stdin closed, then the stop sequence if it lingers. Resolves once it is gone. */
-  async finish(graceMs: number): Promise<void> {
-    this.#closing = true;
-    this.#proc.endInput();
-    if (this.#exit !== null) return;
-    const timer = this.#clock.setTimer(graceMs, () => void this.#proc.stop());
-    await this.#proc.exited;
-    timer.cancel();
-  }
-
-  /** Stops the process tree now (cancel of a waiting job, a strict wait's deadline, shutdown). */
+  /** Stops the process tree (its job is over, or was canceled, or its strict wait's deadline passed). Resolves once it is gone. */
   async stop(): Promise<void> {
     this.#closing = true;
     await this.#proc.stop();
+  }
+
+  /** Leaves the process to its keeper (the daemon is going away). */
+  async detach(): Promise<void> {
+    this.#closing = true;
+    this.#turn?.timer?.cancel();
+    this.#turn?.graceTimer?.cancel();
+    await this.#proc.detach();
   }
 
   async #run(turn: ActiveTurn, prompt: string): Promise<TurnReport> {
@@ -136,7 +137,7 @@ export class StickySession {
       await this.#opened;
       const result = turn.stopReason === null ? await this.#session.prompt(prompt, (event) => this.#event(event)) : null;
       // A stopped turn ends the job: it ends once the process tree is gone, as a one-shot turn does.
-      if (turn.stopReason !== null) await this.finish(this.#spec.graceMs);
+      if (turn.stopReason !== null) await this.stop();
       return this.#report(turn, result === null ? { kind: 'ok' } : outcomeOf(result), result?.messages ?? []);
     } catch (error) {
       if (!this.#gone) return this.#report(turn, { kind: 'failed', code: 'ENGINE_TURN_FAILED', message: `the engine refused the turn: ${(error as Error).message}` }, []);

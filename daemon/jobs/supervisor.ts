@@ -1,26 +1,29 @@
 import type { ApprovalRequest } from '../engines/live-session.js';
 import type { ExitInfo } from '../process/spawn.js';
 import type { SkillDefinition } from '../skills/manifest.js';
-import { asStorageError, isStorageFault } from '../store/storage-fault.js';
+import { asStorageError } from '../store/storage-fault.js';
 import type { CreateParams } from './create-request.js';
 import type { SupervisorDeps } from './supervisor-deps.js';
 import { Deadlines } from './deadlines.js';
 import { Histories } from './histories.js';
 import type { GateDecision, Pending } from './gate.js';
-import { autoDecideResponse, pendingKind, withReply, type Interaction, type ResolutionMode } from './interactions.js';
+import { autoDecideResponse, pendingKind } from './interactions.js';
 import { boundError, type Job, type JobError } from './job.js';
 import { JobBases } from './job-bases.js';
 import { JobCreation } from './job-creation.js';
 import { JobTasks } from './job-tasks.js';
 import { KeyedLock } from './keyed-lock.js';
-import { Launcher } from './launcher.js';
+import { Launcher, storeSession } from './launcher.js';
 import { replyPrompt } from './prompt.js';
 import type { JobQueries } from './queries.js';
 import type { RunFolder } from './run-folder.js';
 import { SettleWaiters } from './settle-waiters.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
-import { decideReport, prepareTurn, stopLeftovers } from './turn-start.js';
-import { checkReplyRequest, type ReplyParams } from './reply-check.js';
+import { outputSeen } from './output-seen.js';
+import { decideReport, prepareTurn } from './turn-start.js';
+import { leaveOrStop, recoverJobs } from './recovery.js';
+import type { ReplyParams } from './reply-check.js';
+import { Replies } from './replies.js';
 import { APPROVAL_KIND, approvalPending, decisionOf } from './approvals.js';
 import { rescueOf } from './sticky-rescue.js';
 import type { StickySession } from './sticky-session.js';
@@ -46,6 +49,7 @@ export class Supervisor {
   readonly #launcher: Launcher;
   readonly #tasks: JobTasks;
   readonly #creation: JobCreation;
+  readonly #replies: Replies;
   #closing = false;
 
   constructor(deps: SupervisorDeps) {
@@ -57,6 +61,14 @@ export class Supervisor {
     this.#bases = new JobBases(deps.docs, (jobId) => this.runFolder(jobId));
     this.#tasks = new JobTasks(this.#lock, deps.clock, deps.logger, () => this.#closing);
     this.#deadlines = new Deadlines(deps.clock, (jobId) => this.#onDeadline(jobId));
+    this.#replies = new Replies({
+      ...deps,
+      lock: this.#lock,
+      histories: this.#histories,
+      get: (jobId) => this.get(jobId),
+      background: (jobId, task) => this.#background(jobId, task),
+      moveOn: (job, response, kind) => this.#moveOnAfterReply(job, response, kind),
+    });
   }
 
   get(jobId: string): Promise<Job> {
@@ -119,19 +131,26 @@ export class Supervisor {
     return { job_id: jobId, status: job.status, accepted };
   }
 
-  /** Restart recovery (docs/state.md), run before the socket accepts: nothing stays `running` without a process. */
-  async recover(): Promise<void> {
-    await stopLeftovers(this.#d.store, this.#d.spawner, this.#d.logger);
-    for (const job of await this.#d.store.activeJobs()) {
-      await this.#d.events.prime(job.job_id);
-      if (job.status === 'running') {
-        await this.#apply(job, 'fail', { error: { code: 'DAEMON_RESTART_INTERRUPTED', message: 'the daemon stopped while this turn was running' } });
-      } else if (job.status === 'queued') {
-        this.#schedule(job.job_id);
-      } else if (job.status === 'waiting_user') {
-        await this.#recoverWaiting(job);
-      }
-    }
+  /** Restart recovery (see recovery.ts), run before the socket accepts. */
+  recover(): Promise<void> {
+    return recoverJobs(this.#d, {
+      adoptTurn: (job) => this.#adoptTurn(job),
+      interrupted: async (job, why) => {
+        await this.#apply(job, 'fail', { error: { code: 'DAEMON_RESTART_INTERRUPTED', message: `the daemon stopped while this turn was running, and its engine process could not be taken up: ${why}` } });
+      },
+      queue: (jobId) => this.#schedule(jobId),
+      waiting: (job) => this.#recoverWaiting(job),
+    });
+  }
+
+  /** A running one-shot turn whose engine an earlier daemon started goes on here, holding its slot; null once it does, else why it cannot. */
+  async #adoptTurn(job: Job): Promise<string | null> {
+    const turn = await this.#launcher.adoptTurn(job, this.runFolder(job.job_id), await outputSeen(this.#d.events, job.job_id));
+    if ('problem' in turn) return turn.problem;
+    this.#d.pool.occupy(job.job_id);
+    this.#d.logger.info({ job_id: job.job_id, pid: turn.pid }, 'took up the engine process of a running turn');
+    this.#watchTurn(job.job_id, job.attempt, turn, (await this.#bases.of(job)).skill, false);
+    return null;
   }
 
   /** A resumable wait survives a restart (its deadline re-armed); a sticky one lost its process (and may be rescued). */
@@ -148,13 +167,11 @@ export class Supervisor {
     }
   }
 
-  /** Stops every running turn (daemon shutdown); their jobs are settled at the next start. */
-  async shutdown(): Promise<void> {
+  /** The daemon stops: its engines are left to their keepers, or stopped (see recovery.ts). */
+  async shutdown(stopEngines: boolean): Promise<void> {
     this.#closing = true;
     this.#deadlines.close();
-    const turns = [...this.#turns.values()];
-    for (const turn of turns) turn.stop('canceled');
-    await Promise.all([...turns.map((turn) => turn.done.catch(() => undefined)), ...[...this.#sessions.values()].map((session) => session.stop())]);
+    await leaveOrStop([...this.#turns.values()], [...this.#sessions.values()], stopEngines);
   }
 
   #schedule(jobId: string): void {
@@ -190,7 +207,7 @@ export class Supervisor {
     if (this.#closing) return;
     const { turn, session, recorded } = this.#launcher.launch(job, attempt, plan, folder, {
       onLost: (exit) => this.#onStickyLost(jobId, exit),
-      onSession: (id) => this.#onSession(jobId, id),
+      onSession: (id) => this.#background(jobId, () => storeSession(this.#d.store, jobId, id)),
       onApproval: (request) => this.#onApproval(jobId, request),
     });
     if (session !== null) this.#sessions.set(jobId, session);
@@ -218,15 +235,6 @@ export class Supervisor {
     const turn = this.#launcher.nextStickyTurn(job, attempt, session, prompt, folder);
     this.#watchTurn(job.job_id, attempt, turn, (await this.#bases.of(job)).skill, false);
     return next;
-  }
-
-  /** A live engine named its session: stored at once, so that it is known even if the turn never ends. Not a move: the status stays. */
-  #onSession(jobId: string, sessionId: string): void {
-    this.#background(jobId, async () => {
-      const job = await this.#d.store.getJob(jobId);
-      if (job === undefined || isTerminal(job.status) || job.session_handle?.handle_value === sessionId) return;
-      await this.#d.store.putJob({ ...job, session_handle: { engine: job.engine, handle_type: 'session_id', handle_value: sessionId } });
-    });
   }
 
   /** A live engine asks permission: the job waits for a person with the turn in flight. */
@@ -303,47 +311,9 @@ export class Supervisor {
     this.#d.events.emit(job.job_id, 'input_required', { pending });
   }
 
-  /** jobs/reply: checked, persisted, then acknowledged; a retry with the same key is harmless. */
-  async reply(params: ReplyParams): Promise<{ job_id: string; status: string; accepted: true }> {
-    return this.#lock.run(params.job_id, () => this.#reply(params)).catch((error: unknown) => {
-      throw asStorageError(error, 'the reply');
-    });
-  }
-
-  async #reply(params: ReplyParams): Promise<{ job_id: string; status: string; accepted: true }> {
-    const job = await this.get(params.job_id);
-    // A finished job's history is read without being kept: nothing will forget it.
-    const history = job.execution_mode === 'interactive' ? await this.#histories.read(job.job_id, !isTerminal(job.status)) : [];
-    if (checkReplyRequest(job, history, params) === 'repeat') return { job_id: job.job_id, status: job.status, accepted: true };
-    const next = await this.#acceptReply(job, history, params.response, 'user_reply', params.idempotency_key ?? null);
-    return { job_id: job.job_id, status: next.status, accepted: true };
-  }
-
-  /**
-   * Records the reply durably, then moves the job on: a resumable job queues for a slot (LC-4).
-   * Once the reply is stored it is acknowledged; if moving on fails because the storage does,
-   * the daemon moves the job on by itself once it can.
-   */
-  async #acceptReply(job: Job, history: readonly Interaction[], response: unknown, mode: ResolutionMode, key: string | null): Promise<Job> {
-    const interactionId = job.pending_interaction_id as number;
-    const at = this.#d.clock.now().toISOString();
-    await this.#histories.write(job.job_id, withReply(history, interactionId, { response, mode, at, key }));
-    this.#d.logger.info({ job_id: job.job_id, interaction_id: interactionId, resolution_mode: mode }, 'reply accepted');
-    try {
-      return await this.#moveOnAfterReply(job, response, pendingKind(history, job));
-    } catch (error) {
-      if (!isStorageFault(error)) throw error;
-      this.#background(job.job_id, () => this.#continueStoredReply(job.job_id));
-      return job;
-    }
-  }
-
-  /** A waiting job whose pending round has a stored reply moves on with it (after a restart, or a storage fault). */
-  async #continueStoredReply(jobId: string): Promise<void> {
-    const job = await this.get(jobId);
-    if (job.status !== 'waiting_user') return;
-    const round = (await this.#histories.read(jobId)).find((i) => i.interaction_id === job.pending_interaction_id);
-    if (round?.replied_at != null) await this.#moveOnAfterReply(job, round.response, round.kind);
+  /** jobs/reply (see replies.ts). */
+  reply(params: ReplyParams): Promise<{ job_id: string; status: string; accepted: true }> {
+    return this.#replies.reply(params);
   }
 
   async #moveOnAfterReply(waiting: Job, response: unknown, kind: string | null): Promise<Job> {
@@ -379,7 +349,7 @@ export class Supervisor {
         return;
       }
       const history = await this.#histories.read(jobId);
-      await this.#acceptReply(job, history, autoDecideResponse(job.pending_interaction_id as number), 'auto_decide_timeout', null);
+      await this.#replies.accept(job, history, autoDecideResponse(job.pending_interaction_id as number), 'auto_decide_timeout', null);
     });
   }
 
@@ -401,7 +371,7 @@ export class Supervisor {
     if (isTerminal(to)) {
       const session = this.#sessions.get(job.job_id);
       this.#sessions.delete(job.job_id);
-      if (session !== undefined) void session.finish(this.#d.config.kill_grace_ms);
+      if (session !== undefined) void session.stop();
       this.#d.events.emit(job.job_id, 'finished', { status: to, error: next.error });
       this.#bases.forget(job.job_id);
       this.#histories.forget(job.job_id);

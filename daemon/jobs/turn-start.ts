@@ -56,9 +56,12 @@ export function decideReport(job: Job, report: TurnReport, skill: SkillDefinitio
   return { decision, session_handle };
 }
 
-/** Restart recovery's first step: what the daemon before left running is stopped, and its records dropped. */
-export async function stopLeftovers(store: Store, spawner: Spawner, logger: Logger): Promise<void> {
-  const records = await store.processes();
+/**
+ * Restart recovery: what the daemon before left running is stopped, and its records dropped,
+ * except for the jobs whose engine processes were taken up (`stopping` says no).
+ */
+export async function stopLeftovers(store: Store, spawner: Spawner, logger: Logger, stopping: (jobId: string) => boolean): Promise<void> {
+  const records = (await store.processes()).filter((record) => stopping(record.job_id));
   const known = new Set<string>();
   for (const { job_id } of records) if (await store.hasJob(job_id)) known.add(job_id);
   const survivors = await spawner.stopSurvivors(records, (jobId) => known.has(jobId));

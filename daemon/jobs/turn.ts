@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ParsedTurn, TurnParser } from '../engines/engine.js';
-import type { ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
+import type { EngineProcess, ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
 import type { SandboxPlan } from '../sandbox/plan.js';
 import type { ProcessOutcome } from './gate.js';
 
@@ -15,6 +15,9 @@ export interface LaunchSpec {
   mark: string;
   /** The sandbox the process runs in; null: none. */
   sandbox: SandboxPlan | null;
+  /** The job's engine folder: where its engine process's keeper is recorded (docs/restarts.md). */
+  keeperDir: string;
+  /** The attempt's log files. */
   logs: Record<OutputStream, string>;
   onOutput(stream: OutputStream, text: string): void;
 }
@@ -26,7 +29,7 @@ export interface TurnSpec extends LaunchSpec {
   resuming: boolean;
   /** The session a resume asked for: an engine that answers from another session did not resume. */
   expectedSession?: string | null;
-  /** The prompt to write to stdin, which is then closed; null: stdin is `ignore` (the prompt is in argv). */
+  /** The prompt the engine reads on stdin to its end; null: stdin is empty (the prompt is in argv). */
   stdin: string | null;
 }
 
@@ -42,6 +45,15 @@ export interface TurnHandle {
   readonly pid: number | null;
   stop(reason: StopReason): void;
   readonly done: Promise<TurnReport>;
+  /** Leaves the process to its keeper (the daemon is going away): `done` never settles. */
+  detach(): Promise<void>;
+}
+
+/** What a one-shot turn records with its keeper, to be taken up after a restart. */
+export interface TurnNote {
+  kind: 'turn';
+  resuming: boolean;
+  expected_session: string | null;
 }
 
 export const STDERR_TAIL_LINES = 5;
@@ -53,50 +65,97 @@ export function keepTail(tail: string[], line: string): void {
   tail.push(line);
 }
 
+/** What a turn's output feeds: its parser always, and the job's events for what is new. */
+class TurnOutput {
+  sawOutput = false;
+  readonly stderrTail: string[] = [];
+  readonly #spec: TurnSpec;
+
+  constructor(spec: TurnSpec) {
+    this.#spec = spec;
+  }
+
+  line(stream: OutputStream, text: string, replayed: boolean): void {
+    if (stream === 'stdout' && text.trim() !== '') this.sawOutput = true;
+    if (stream === 'stderr') keepTail(this.stderrTail, text);
+    this.#spec.parser.line(stream, text);
+    if (!replayed) this.#spec.onOutput(stream, text);
+  }
+
+  overflow(stream: OutputStream, bytes: number, replayed: boolean): void {
+    if (!replayed) this.#spec.onOutput(stream, `[skilld: a line of more than ${bytes} bytes was dropped]`);
+  }
+}
+
 /** Runs one per-turn engine process under a hard timeout and reads its output as it comes. */
 export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnHandle {
-  let stopReason: StopReason | null = null;
-  let sawOutput = false;
-  const stderrTail: string[] = [];
+  const output = new TurnOutput(spec);
+  const note: TurnNote = { kind: 'turn', resuming: spec.resuming, expected_session: spec.expectedSession ?? null };
   const proc = spawner.spawn({
     argv: spec.argv,
     cwd: spec.cwd,
     env: spec.env,
     mark: spec.mark,
     sandbox: spec.sandbox,
-    // Stdin is opened only for a prompt that goes through it: Codex waits for EOF on any open stdin.
-    stdin: spec.stdin === null ? 'ignore' : 'pipe',
-    logs: spec.logs,
-    onLine(stream, text) {
-      if (stream === 'stdout' && text.trim() !== '') sawOutput = true;
-      if (stream === 'stderr') keepTail(stderrTail, text);
-      spec.parser.line(stream, text);
-      spec.onOutput(stream, text);
-    },
-    onOverflow(stream, bytes) {
-      spec.onOutput(stream, `[skilld: a line of more than ${bytes} bytes was dropped]`);
-    },
+    stdin: spec.stdin === null ? 'ignore' : { text: spec.stdin },
+    keeper: { dir: spec.keeperDir, stdout: spec.logs.stdout, stderr: spec.logs.stderr, note },
+    onLine: (stream, text, replayed) => output.line(stream, text, replayed),
+    onOverflow: (stream, bytes, replayed) => output.overflow(stream, bytes, replayed),
   });
-  if (spec.stdin !== null) {
-    proc.write(spec.stdin);
-    proc.endInput();
+  return watchTurn(proc, clock, spec, output, spec.hardTimeoutMs);
+}
+
+/**
+ * Takes up a turn whose process an earlier daemon started (docs/restarts.md): its output is read
+ * again from the start, `skip` lines of each stream as already told, and it runs on for what is
+ * left of its hard timeout (none: it is stopped at once, as it would have been). What the turn
+ * resumed is read from its keeper's record.
+ */
+export async function adoptTurn(spawner: Spawner, clock: Clock, base: Omit<TurnSpec, 'resuming' | 'expectedSession' | 'stdin'>, skip: Record<OutputStream, number>): Promise<TurnHandle | { problem: string }> {
+  const spec: TurnSpec = { ...base, resuming: false, expectedSession: null, stdin: null };
+  const output = new TurnOutput(spec);
+  const adopted = await spawner.adopt({
+    dir: spec.keeperDir,
+    skip,
+    onLine: (stream, text, replayed) => output.line(stream, text, replayed),
+    onOverflow: (stream, bytes, replayed) => output.overflow(stream, bytes, replayed),
+  });
+  if ('problem' in adopted) return { problem: adopted.problem };
+  const note = adopted.record.note as Partial<TurnNote> | null;
+  if (note?.kind !== 'turn') {
+    void adopted.process.stop();
+    return { problem: 'its keeper holds no turn of a one-shot engine' };
   }
+  spec.resuming = note.resuming === true;
+  spec.expectedSession = note.expected_session ?? null;
+  const deadline = Date.parse(adopted.record.started_at) + spec.hardTimeoutMs;
+  // An engine that ended while no daemon was there ended as it did, unless that was past its deadline.
+  const timeoutMs = adopted.endedAt === null ? deadline - clock.now().getTime() : adopted.endedAt.getTime() > deadline ? 0 : Number.POSITIVE_INFINITY;
+  return watchTurn(adopted.process, clock, spec, output, timeoutMs);
+}
+
+function watchTurn(proc: EngineProcess, clock: Clock, spec: TurnSpec, output: TurnOutput, timeoutMs: number): TurnHandle {
+  let stopReason: StopReason | null = null;
   let stopped: Promise<unknown> = Promise.resolve();
   const stop = (reason: StopReason): void => {
     if (stopReason !== null) return;
     stopReason = reason;
     stopped = proc.stop();
   };
-  const timer = clock.setTimer(spec.hardTimeoutMs, () => stop('timeout'));
+  const timer = Number.isFinite(timeoutMs) ? clock.setTimer(Math.max(0, timeoutMs), () => stop('timeout')) : { cancel: () => undefined };
   const done = proc.exited.then(async (exit): Promise<TurnReport> => {
     timer.cancel();
     // A stopped turn ends once its whole process tree is gone, not only its leader.
     await stopped;
     const parsed = spec.parser.result();
-    const outcome = checkResumed(checkTurnEnd(classify(exit, stopReason, spec, { sawOutput, stderrTail }), spec.parser.turnEnded, spec.resuming), parsed.sessionId, spec.resuming);
+    const outcome = checkResumed(checkTurnEnd(classify(exit, stopReason, spec, output), spec.parser.turnEnded, spec.resuming), parsed.sessionId, spec.resuming);
     return { outcome: checkSession(outcome, parsed.sessionId, spec.expectedSession ?? null), parsed, exit, pid: proc.pid };
   });
-  return { pid: proc.pid, stop, done };
+  const detach = (): Promise<void> => {
+    timer.cancel();
+    return proc.detach();
+  };
+  return { pid: proc.pid, stop, done, detach };
 }
 
 /** How a turn's process ended, decided before any output is looked at. */

@@ -2,9 +2,10 @@ import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { ProcessRecord } from '../store/store.js';
 import { cgroupPids, cgroupPopulated, createCgroup, engineCgroupName, engineCgroups, joinCgroupArgv, killCgroup, removeCgroup } from './cgroup.js';
-import { StartError, type Containment, type ContainmentView, type Hold, type Launch } from './containment.js';
+import { StartError, processGroupContainment, type Containment, type ContainmentView, type Hold, type Launch } from './containment.js';
 import { execError } from './executable.js';
 import { groupAlive, signalGroup } from './group.js';
+import type { Place } from './keeper.js';
 import { STOP_CHECK_MS } from './stop.js';
 import { stopSurvivors, type Survivors } from './survivors.js';
 
@@ -48,6 +49,12 @@ export class CgroupContainment implements Containment {
     }
   }
 
+  /** A cgroup an earlier daemon made; a process held by process group then is held so again. */
+  adopt(place: Place, mark: string, spareLeader: boolean): Hold {
+    if (place.kind === 'cgroup') return new CgroupHold(place.path, [], this.#clock, this.#graceMs, spareLeader);
+    return processGroupContainment(this.#clock, this.#graceMs).adopt(place, mark, spareLeader);
+  }
+
   async stopSurvivors(records: readonly ProcessRecord[], ownsJob: (jobId: string) => boolean): Promise<Survivors> {
     // Other daemons may share this cgroup: only cgroups of this daemon's own jobs are touched.
     const left = engineCgroups(this.#dir).filter((cgroup) => ownsJob(cgroup.jobId));
@@ -61,6 +68,7 @@ export class CgroupContainment implements Containment {
 /** One engine process's cgroup: its stop sequence runs once, whether a stop or the exit asks first. */
 class CgroupHold implements Hold {
   readonly argv: readonly string[];
+  readonly place: Place;
   readonly #dir: string;
   readonly #clock: Clock;
   readonly #graceMs: number;
@@ -69,6 +77,7 @@ class CgroupHold implements Hold {
 
   constructor(dir: string, argv: readonly string[], clock: Clock, graceMs: number, spareLeader: boolean) {
     this.argv = argv;
+    this.place = { kind: 'cgroup', path: dir };
     this.#dir = dir;
     this.#clock = clock;
     this.#graceMs = graceMs;

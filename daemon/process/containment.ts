@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { ProcessRecord } from '../store/store.js';
 import { groupAlive } from './group.js';
+import type { Place } from './keeper.js';
 import { stopTree } from './stop.js';
 import { stopSurvivors, type Survivors } from './survivors.js';
 
@@ -30,6 +31,8 @@ export interface Launch {
 export interface Hold {
   /** The argv to start: the engine's own, or one that starts it held. */
   readonly argv: readonly string[];
+  /** Where it holds the process, recorded so that a later daemon can hold it again (`adopt`). */
+  readonly place: Place;
   /** The stop sequence while the engine runs; resolves once nothing it holds is left. */
   stop(pid: number): Promise<void>;
   /** After the engine exited, or never started: stops what it left behind and lets the hold go. */
@@ -41,6 +44,8 @@ export interface Containment {
   readonly view: ContainmentView;
   /** A hold for an engine process about to start. Throws StartError when it cannot start. */
   hold(launch: Launch): Hold;
+  /** The hold of a process an earlier daemon started at `place` (restarts, docs/restarts.md). */
+  adopt(place: Place, mark: string, spareLeader: boolean): Hold;
   /** Stops what a crashed daemon left of the jobs that `ownsJob` accepts, before the socket accepts. */
   stopSurvivors(records: readonly ProcessRecord[], ownsJob: (jobId: string) => boolean): Promise<Survivors>;
 }
@@ -52,16 +57,19 @@ export interface Containment {
  * tools at every turn's end costs a read of /proc.
  */
 export function processGroupContainment(clock: Clock, graceMs: number): Containment {
+  const hold = (argv: readonly string[], mark: string, spareLeader: boolean): Hold => ({
+    argv,
+    place: { kind: 'process_group' },
+    stop: (pid) => stopTree(pid, clock, graceMs, mark, spareLeader),
+    release: (pid) => {
+      if (pid !== null && groupAlive(pid)) void stopTree(pid, clock, graceMs, mark, spareLeader);
+      return Promise.resolve();
+    },
+  });
   return {
     view: { kind: 'process_group' },
-    hold: ({ argv, mark, spareLeader = false }) => ({
-      argv,
-      stop: (pid) => stopTree(pid, clock, graceMs, mark, spareLeader),
-      release: (pid) => {
-        if (pid !== null && groupAlive(pid)) void stopTree(pid, clock, graceMs, mark, spareLeader);
-        return Promise.resolve();
-      },
-    }),
+    hold: ({ argv, mark, spareLeader = false }) => hold(argv, mark, spareLeader),
+    adopt: (_place, mark, spareLeader) => hold([], mark, spareLeader),
     stopSurvivors: (records, ownsJob) => stopSurvivors(records, ownsJob, clock, graceMs),
   };
 }

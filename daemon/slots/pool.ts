@@ -23,6 +23,15 @@ export class SlotPool {
     this.#waiters.set(jobId, onGrant);
   }
 
+  /**
+   * The job holds a slot at once: its engine runs already (taken up after a restart). It may hold
+   * one over `max` (a restart with a smaller `max_concurrent`); grants wait until that is undone.
+   */
+  occupy(jobId: string): void {
+    this.#waiters.delete(jobId);
+    this.#holders.add(jobId);
+  }
+
   /** Removes a waiting request; true when there was one. */
   withdraw(jobId: string): boolean {
     return this.#waiters.delete(jobId);

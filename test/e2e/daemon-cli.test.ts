@@ -115,7 +115,7 @@ t.test('on a terminal the log is readable lines, coloured unless NO_COLOR is set
   const plain = await onTerminal('tty-nocolor', { NO_COLOR: '1' });
   t.notMatch(plain, /\x1b\[/, 'NO_COLOR: no escape sequence at all');
   t.match(plain, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: skilld ready \{"version":"[^"]+","socket":/m);
-  t.match(plain, /INFO: stopping \{"signal":"SIGTERM"\}/);
+  t.match(plain, /INFO: stopping \{"signal":"SIGTERM","engines":"keep"\}/);
   t.match(plain, /INFO: skilld stopped/, 'the last line is flushed before the exit');
 });
 

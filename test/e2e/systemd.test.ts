@@ -93,7 +93,7 @@ t.test('the unit files pass systemd-analyze verify', { skip: analyze ? false : '
   );
   t.equal(result.code, 0, result.out);
   const service = await readFile(join(ROOT, 'systemd', 'skilld.service'), 'utf8');
-  for (const line of ['RuntimeDirectory=skilld', 'StateDirectory=skilld', 'KillMode=mixed', 'Type=notify', 'NotifyAccess=all', 'Delegate=yes']) t.match(service, line);
+  for (const line of ['RuntimeDirectory=skilld', 'StateDirectory=skilld', 'KillMode=process', 'Type=notify', 'NotifyAccess=all', 'Delegate=yes']) t.match(service, line);
   t.notMatch(service, /^ProtectControlGroups=/m, 'the cgroup file system stays writable, or the delegation would be void');
   t.notMatch(service, /^(ProtectKernelTunables|ProtectKernelLogs|ProtectProc|ProcSubset)=/m, "nothing covers part of /proc: the kernel would refuse each job's sandbox a /proc of its own");
   t.match(service, /^RestrictNamespaces=user mnt pid ipc uts net$/m, "each job's sandbox may make its namespaces");

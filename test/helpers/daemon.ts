@@ -31,6 +31,8 @@ export interface DaemonOptions {
    * else `files`; a `store` in `config` wins.
    */
   store?: 'files' | 'postgres';
+  /** Another build's daemon (an upgrade test); this checkout's `dist/` otherwise. */
+  bin?: string;
 }
 
 /** The store the tests run against when a test does not choose (`SKILLD_TEST_STORE=postgres` runs the suites on PostgreSQL). */
@@ -102,13 +104,15 @@ export class TestDaemon {
     const store = (options.store ?? TEST_STORE) === 'postgres' ? { store: await postgresUrl(dir) } : {};
     const config = {
       engines: Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [join(FIXTURES, `fake-${name}.mjs`)] }])),
+      // A test's daemon takes its engines with it when it stops; restart tests keep them (docs/restarts.md).
+      engines_on_stop: 'stop',
       ...store,
       ...options.config,
     };
     await writeFile(join(dir, 'config.json'), JSON.stringify(withTestPaths(config)));
     const skills = options.skillsDirs ?? [TEST_SKILLS];
     const socket = options.socket ?? join(dir, 'skilld.sock');
-    const args = [DAEMON_BIN, '--config', join(dir, 'config.json'), '--socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'debug'];
+    const args = [options.bin ?? DAEMON_BIN, '--config', join(dir, 'config.json'), '--socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'debug'];
     for (const s of skills) args.push('--skills-dir', s);
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
     const daemon = new TestDaemon(dir, socket, child);
@@ -220,6 +224,16 @@ export class TestDaemon {
     } finally {
       client.close();
     }
+  }
+
+  /**
+   * Kills the keeper of the job's engine process (docs/restarts.md) and waits until it is gone: its
+   * engine lives on without it, and the next start cannot take it up, so it stops what is left.
+   */
+  async killKeeper(jobId: string): Promise<void> {
+    const record = JSON.parse(await readFile(join(this.runDir(jobId), 'engine', 'keeper.json'), 'utf8')) as { pid: number };
+    process.kill(record.pid, 'SIGKILL');
+    await waitUntilGone(record.pid);
   }
 
   /** The fake engine's record of every invocation in this job's workspace. */

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { systemClock } from '../../daemon/clock.js';
@@ -19,6 +20,9 @@ function startHeld(jobId: string, argv: string[]): { hold: Hold; child: ChildPro
   const [file, ...args] = hold.argv as [string, ...string[]];
   return { hold, child: spawn(file, args, { stdio: ['ignore', 'pipe', 'ignore'], detached: true, env }) };
 }
+
+/** A keeper's folder in `dir`, its output files beside it. */
+const keeperIn = (dir: string): { dir: string; stdout: string; stderr: string; note: null } => ({ dir: join(dir, 'engine'), stdout: join(dir, 'stdout.log'), stderr: join(dir, 'stderr.log'), note: null });
 
 /** Node that says `up` once it runs, then idles; `first` runs before. */
 const idle = (first = ''): string[] => [process.execPath, '-e', `${first} process.stdout.write('up'); setInterval(() => {}, 1000)`];
@@ -59,17 +63,16 @@ t.test('what is left in the cgroup when the engine has exited is stopped at its 
 t.test('a stop right after the start leaves no cgroup behind, though the kernel refuses the first removal at times', { skip }, async (t) => {
   // Before the removal was retried, about one in eight of these left an empty cgroup (EBUSY just after `populated 0`).
   const spawner = createSpawner(systemClock, new CgroupContainment(home, systemClock, 200));
-  const logs = { stdout: '/dev/null', stderr: '/dev/null' };
+  const keeper = keeperIn(t.testdir());
   for (let i = 0; i < 40; i += 1) {
-    const proc = spawner.spawn({ argv: idle(), cwd: '/', env, mark: 'job-unit-quick', sandbox: null, stdin: 'ignore', logs, onLine: () => undefined, onOverflow: () => undefined });
+    const proc = spawner.spawn({ argv: idle(), cwd: '/', env, mark: 'job-unit-quick', sandbox: null, stdin: 'ignore', keeper, onLine: () => undefined, onOverflow: () => undefined });
     t.match(await proc.stop(), { signal: 'SIGTERM' });
   }
   t.same(cgroupsOf('job-unit-quick'), [], 'all 40 cgroups are removed');
 });
 
 t.test('an engine that cannot be found, or whose cgroup cannot be made, is not started, and its exit says why', async (t) => {
-  const logs = { stdout: '/dev/null', stderr: '/dev/null' };
-  const request = { argv: [process.execPath, '-e', ''], cwd: '/', env, mark: 'job-unit-nowhere', sandbox: null, stdin: 'pipe' as const, logs, onLine: () => undefined, onOverflow: () => undefined };
+  const request = { argv: [process.execPath, '-e', ''], cwd: '/', env, mark: 'job-unit-nowhere', sandbox: null, stdin: 'live' as const, keeper: keeperIn(t.testdir()), onLine: () => undefined, onOverflow: () => undefined };
   const nowhere = createSpawner(systemClock, new CgroupContainment('/nonexistent/cgroup', systemClock, 200)).spawn(request);
   t.equal(nowhere.pid, null);
   const exit = await nowhere.exited;

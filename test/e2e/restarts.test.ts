@@ -1,0 +1,185 @@
+// Restarts interrupt nothing (docs/restarts.md): engine processes outlive the daemon, and the next
+// daemon takes them up where they are.
+import t from 'tap';
+import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RpcClient } from '../../rpc/client.js';
+import { RELEASE_FILE, ROOT, TestDaemon, alive, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
+import { EventTrail } from '../helpers/event-trail.js';
+
+const config = { max_concurrent: 3, kill_grace_ms: 300, engines_on_stop: 'keep' };
+
+/** A one-shot job whose engine prints its first lines, then waits for its release file. */
+const held = (client: RpcClient, extra: Record<string, unknown> = {}): Promise<JobView> =>
+  client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { release_file: RELEASE_FILE, emit: { greeting: 'kept' } }, ...extra });
+
+/** A finished job's stdout lines as its `output` events told them, and as its engine printed them. */
+async function outputOf(daemon: TestDaemon, jobId: string): Promise<{ told: string[]; printed: string[] }> {
+  const trail = await EventTrail.follow(daemon, jobId);
+  await trail.finished();
+  const told = trail.of('output').flatMap((e) => (e.data['stream'] === 'stdout' ? [String(e.data['text'])] : []));
+  const printed = (await readFile(join(daemon.runDir(jobId), 'attempts', '1', 'stdout.log'), 'utf8')).split('\n').slice(0, -1);
+  return { told, printed };
+}
+
+for (const how of ['SIGKILL', 'SIGTERM'] as const) {
+  t.test(`a running one-shot turn outlives the daemon (${how}): it goes on, with every output line told once`, async (t) => {
+    const daemon = await TestDaemon.start({ config });
+    t.teardown(() => daemon.cleanup());
+    const client = await daemon.client();
+    const job = await held(client);
+    await waitForStatus(client, job.job_id, ['running']);
+    const pid = await daemon.enginePid(job.job_id);
+    // The engine printed before the restart.
+    await (await EventTrail.follow(daemon, job.job_id)).until((e) => e.type === 'output');
+
+    if (how === 'SIGKILL') await daemon.kill();
+    else t.equal(await daemon.stop(), 0, 'the daemon exits 0');
+    t.ok(alive(pid), 'the engine process goes on without a daemon');
+    // Output printed while no daemon is there is read by the next one.
+    await daemon.release(job.job_id);
+
+    const again = await TestDaemon.start({ dir: daemon.dir, config });
+    t.teardown(() => again.stop());
+    const c = await again.client();
+    const done = await waitForStatus(c, job.job_id);
+    t.equal(done.status, 'succeeded', 'the turn ends as it would have');
+    t.match(await c.request('jobs/result', { job_id: job.job_id }), { output: { greeting: 'kept' } });
+    const { told, printed } = await outputOf(again, job.job_id);
+    t.same(told, printed, 'each line the engine printed is one output event, none lost, none doubled');
+    const trail = await EventTrail.follow(again, job.job_id);
+    await trail.finished();
+    if (process.env['DEBUG_EVENTS']) console.error(await readFile(join(again.runDir(job.job_id), 'events.ndjson'), 'utf8'));
+    t.same(trail.statuses, ['queued', 'running', 'succeeded'], 'the job never left running for the restart');
+    t.match(await c.request('daemon/status'), { slots: { used: 0 } }, 'its slot is given back');
+  });
+}
+
+t.test('an engine that ended while the daemon was away ends its turn as it ended', async (t) => {
+  const daemon = await TestDaemon.start({ config });
+  t.teardown(() => daemon.cleanup());
+  const client = await daemon.client();
+  const job = await held(client);
+  await waitForStatus(client, job.job_id, ['running']);
+  const pid = await daemon.enginePid(job.job_id);
+  await daemon.kill();
+  await daemon.release(job.job_id);
+  await waitUntilGone(pid);
+
+  const again = await TestDaemon.start({ dir: daemon.dir, config });
+  t.teardown(() => again.stop());
+  const c = await again.client();
+  t.equal((await waitForStatus(c, job.job_id)).status, 'succeeded');
+  const { told, printed } = await outputOf(again, job.job_id);
+  t.same(told, printed, 'what it printed meanwhile is told once');
+});
+
+t.test('a hard timeout that passed while the daemon was away stops the turn at the start, as TIMEOUT', async (t) => {
+  const daemon = await TestDaemon.start({ config });
+  t.teardown(() => daemon.cleanup());
+  const client = await daemon.client();
+  const job = await held(client, { hard_timeout_sec: 1 });
+  await waitForStatus(client, job.job_id, ['running']);
+  const pid = await daemon.enginePid(job.job_id);
+  const { started_at } = JSON.parse(await readFile(join(daemon.runDir(job.job_id), 'engine', 'keeper.json'), 'utf8')) as { started_at: string };
+  await daemon.kill();
+  // The deadline passes while no daemon is there; the engine would wait forever.
+  while (Date.now() <= Date.parse(started_at) + 1000) await new Promise((resolve) => setTimeout(resolve, 50));
+
+  const again = await TestDaemon.start({ dir: daemon.dir, config });
+  t.teardown(() => again.stop());
+  const c = await again.client();
+  t.match(await waitForStatus(c, job.job_id), { status: 'failed', error: { code: 'TIMEOUT' } });
+  t.notOk(alive(pid), 'its engine is stopped');
+});
+
+t.test('a keeper that is gone without its engine\'s status: the engine is stopped, the job fails as interrupted', async (t) => {
+  const daemon = await TestDaemon.start({ config });
+  t.teardown(() => daemon.cleanup());
+  const client = await daemon.client();
+  const job = await held(client);
+  await waitForStatus(client, job.job_id, ['running']);
+  const pid = await daemon.enginePid(job.job_id);
+  const record = JSON.parse(await readFile(join(daemon.runDir(job.job_id), 'engine', 'keeper.json'), 'utf8')) as { pid: number };
+  await daemon.kill();
+  process.kill(record.pid, 'SIGKILL');
+  await waitUntilGone(record.pid);
+  t.ok(alive(pid), 'its engine outlived its keeper');
+
+  const again = await TestDaemon.start({ dir: daemon.dir, config });
+  t.teardown(() => again.stop());
+  const c = await again.client();
+  t.notOk(alive(pid), 'the engine is stopped before the socket accepts');
+  t.match(await c.request('jobs/get', { job_id: job.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED', message: /keeper ended without the exit status/ } });
+});
+
+t.test('`daemon/stop` with engines "stop" ends every engine with the daemon, as a maintenance stop', async (t) => {
+  const daemon = await TestDaemon.start({ config });
+  t.teardown(() => daemon.cleanup());
+  const client = await daemon.client();
+  const job = await held(client);
+  await waitForStatus(client, job.job_id, ['running']);
+  const pid = await daemon.enginePid(job.job_id);
+  t.same(await client.request('daemon/stop', { engines: 'stop' }), { stopping: true, engines: 'stop' });
+  await new Promise((resolve) => daemon.child.once('exit', resolve));
+  t.equal(daemon.child.exitCode, 0);
+  t.notOk(alive(pid), 'the engine stopped with the daemon');
+
+  const again = await TestDaemon.start({ dir: daemon.dir, config });
+  t.teardown(() => again.stop());
+  const c = await again.client();
+  t.match(await c.request('jobs/get', { job_id: job.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED' } });
+});
+
+/** A build of this daemon as another version would be: its own folder, its own package version. */
+async function otherBuild(version: string): Promise<{ bin: string; remove(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'skilld-build-'));
+  await cp(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
+  await cp(join(ROOT, 'skills'), join(dir, 'skills'), { recursive: true });
+  await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ ...pkg, version }));
+  return { bin: join(dir, 'dist', 'daemon', 'bin.js'), remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+t.test('an upgrade: a turn started by one build is taken up by another, which speaks its keeper protocol', async (t) => {
+  const old = await otherBuild('0.0.1-old');
+  t.teardown(() => old.remove());
+  const daemon = await TestDaemon.start({ config, bin: old.bin });
+  t.teardown(() => daemon.cleanup());
+  const client = await daemon.client();
+  t.match(await client.request('daemon/ping'), { version: '0.0.1-old' });
+  const job = await held(client);
+  await waitForStatus(client, job.job_id, ['running']);
+  const pid = await daemon.enginePid(job.job_id);
+  t.equal(await daemon.stop(), 0);
+
+  const again = await TestDaemon.start({ dir: daemon.dir, config });
+  t.teardown(() => again.stop());
+  const c = await again.client();
+  t.notMatch(await c.request('daemon/ping'), { version: '0.0.1-old' }, 'another build');
+  t.match(await c.request('jobs/get', { job_id: job.job_id }), { status: 'running' });
+  t.ok(alive(pid), 'the same engine process');
+  await again.release(job.job_id);
+  t.equal((await waitForStatus(c, job.job_id)).status, 'succeeded');
+});
+
+t.test('a keeper of a protocol this daemon does not know (a downgrade) is not taken up: it is stopped, and the job says why', async (t) => {
+  const daemon = await TestDaemon.start({ config });
+  t.teardown(() => daemon.cleanup());
+  const client = await daemon.client();
+  const job = await held(client);
+  await waitForStatus(client, job.job_id, ['running']);
+  const pid = await daemon.enginePid(job.job_id);
+  await daemon.kill();
+  const path = join(daemon.runDir(job.job_id), 'engine', 'keeper.json');
+  const record = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+  await writeFile(path, JSON.stringify({ ...record, keeper: 99 }));
+
+  const again = await TestDaemon.start({ dir: daemon.dir, config });
+  t.teardown(() => again.stop());
+  const c = await again.client();
+  t.notOk(alive(pid), 'its engine is stopped before the socket accepts');
+  t.match(await c.request('jobs/get', { job_id: job.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED', message: /protocol version 99/ } });
+});
