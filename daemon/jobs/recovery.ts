@@ -35,13 +35,16 @@ export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promis
   const active = await d.store.activeJobs();
   const lost = new Map<string, string>();
   const adopted = new Set<string>();
-  for (const job of active) {
-    await d.events.prime(job.job_id);
-    if (job.status !== 'running' || job.interactive_profile?.kind === 'sticky_process') continue;
-    const problem = await moves.adoptTurn(job);
-    if (problem === null) adopted.add(job.job_id);
-    else lost.set(job.job_id, problem);
-  }
+  // Jobs apart are taken up side by side: what each waits for is its own files.
+  await Promise.all(
+    active.map(async (job) => {
+      await d.events.prime(job.job_id);
+      if (job.status !== 'running' || job.interactive_profile?.kind === 'sticky_process') return;
+      const problem = await moves.adoptTurn(job);
+      if (problem === null) adopted.add(job.job_id);
+      else lost.set(job.job_id, problem);
+    }),
+  );
   // A turn taken up may end at once: from here on, its job is its own turn's to settle.
   await stopLeftovers(d.store, d.spawner, d.logger, (jobId) => !adopted.has(jobId));
   for (const job of active) {

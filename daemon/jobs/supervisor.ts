@@ -149,7 +149,10 @@ export class Supervisor {
     if ('problem' in turn) return turn.problem;
     this.#d.pool.occupy(job.job_id);
     this.#d.logger.info({ job_id: job.job_id, pid: turn.pid }, 'took up the engine process of a running turn');
-    this.#watchTurn(job.job_id, job.attempt, turn, (await this.#bases.of(job)).skill, false);
+    // The skill is read when the turn ends (a failure to read it fails the job there): loading it is no reason to keep the socket shut.
+    const skill = this.#bases.of(job).then((basis) => basis.skill);
+    skill.catch(() => undefined);
+    this.#watchTurn(job.job_id, job.attempt, turn, skill, false);
     return null;
   }
 
@@ -216,11 +219,11 @@ export class Supervisor {
     await recorded;
   }
 
-  #watchTurn(jobId: string, attempt: number, turn: TurnHandle, skill: SkillDefinition, resuming: boolean): void {
+  #watchTurn(jobId: string, attempt: number, turn: TurnHandle, skill: SkillDefinition | Promise<SkillDefinition>, resuming: boolean): void {
     this.#turns.set(jobId, turn);
     this.#d.logger.info({ job_id: jobId, attempt, pid: turn.pid, resuming }, 'turn started');
     void turn.done.then(
-      (report) => this.#background(jobId, () => this.#finishTurn(jobId, report, skill)),
+      (report) => this.#background(jobId, async () => this.#finishTurn(jobId, report, await skill)),
       (error: unknown) => this.#internalError(jobId, error),
     );
   }

@@ -43,7 +43,7 @@ function jobParams(n: number): Record<string, unknown> {
   return { skill_id: 'echo-both', engine: 'gemini', execution_mode: 'interactive', input: { scenario, delay_ms: delay, emit: { greeting: `sticky ${n}` } } };
 }
 
-t.test(`chaos: ${JOBS} jobs, random engine kills, random replies, two daemon crashes (seed ${seed})`, async (t) => {
+t.test(`chaos: ${JOBS} jobs, random engine kills, random replies, two daemon crashes taking up the running turns (seed ${seed})`, async (t) => {
   t.comment(`replay with CHAOS_SEED=${seed}`);
   let daemon = await TestDaemon.start({ config });
   let client = await daemon.client();
@@ -79,8 +79,16 @@ t.test(`chaos: ${JOBS} jobs, random engine kills, random replies, two daemon cra
     }
   };
 
+  // One-shot turns whose engine ran when the daemon was killed: each is taken up (docs/restarts.md).
+  const aliveAtCrash = new Set<string>();
   for (let step = 0; step < STEPS; step += 1) {
     if (crashAt.has(step)) {
+      const { jobs: running } = await client.request<{ jobs: JobView[] }>('jobs/list', { status: 'running', limit: 100 });
+      for (const job of running.filter((j) => (j['interactive_profile'] as { kind: string } | null)?.kind !== 'sticky_process')) {
+        const started = existsSync(join(daemon.runDir(job.job_id), 'workspace', '.fake-engine', 'pid'));
+        const pid = started ? await daemon.enginePid(job.job_id).catch(() => null) : null;
+        if (pid !== null && alive(pid)) aliveAtCrash.add(job.job_id);
+      }
       await daemon.kill();
       daemon = await TestDaemon.start({ dir, config });
       client = await daemon.client();
@@ -119,6 +127,8 @@ t.test(`chaos: ${JOBS} jobs, random engine kills, random replies, two daemon cra
     t.ok(legit, `${job.job_id} is terminal or legitimately waiting (${job.status})`);
     if (job.status === 'failed') t.ok(job.error !== null && ERROR_CODES[job.error.code as keyof typeof ERROR_CODES]?.kind === 'job', `${job.job_id} failed with a registered code (${job.error?.code})`);
   }
+  const interrupted = jobs.filter((j) => aliveAtCrash.has(j.job_id) && j.error?.code === 'DAEMON_RESTART_INTERRUPTED').map((j) => j.job_id);
+  t.same(interrupted, [], `no turn whose engine was alive at a crash is interrupted by it (turns taken up: ${aliveAtCrash.size})`);
   const stickyWaiting = jobs.filter((j) => j.status === 'waiting_user' && (j['interactive_profile'] as { kind: string }).kind === 'sticky_process').length;
   const status = await client.request<{ slots: { used: number }; jobs: Record<string, number> }>('daemon/status');
   t.equal(status.slots.used, (status.jobs['running'] ?? 0) + stickyWaiting, 'slots used = running + sticky waiting');
