@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { RpcClient } from '../../rpc/client.js';
 import { RELEASE_FILE, ROOT, TestDaemon, alive, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
 import { EventTrail } from '../helpers/event-trail.js';
+import { runSkillctl } from '../helpers/skillctl.js';
 
 const config = { max_concurrent: 3, kill_grace_ms: 300, engines_on_stop: 'keep' };
 
@@ -114,15 +115,17 @@ t.test('a keeper that is gone without its engine\'s status: the engine is stoppe
   t.match(await c.request('jobs/get', { job_id: job.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED', message: /keeper ended without the exit status/ } });
 });
 
-t.test('`daemon/stop` with engines "stop" ends every engine with the daemon, as a maintenance stop', async (t) => {
+t.test('`skillctl daemon stop --jobs` (daemon/stop with engines "stop") ends every engine with the daemon, as a maintenance stop', async (t) => {
   const daemon = await TestDaemon.start({ config });
   t.teardown(() => daemon.cleanup());
   const client = await daemon.client();
   const job = await held(client);
   await waitForStatus(client, job.job_id, ['running']);
   const pid = await daemon.enginePid(job.job_id);
-  t.same(await client.request('daemon/stop', { engines: 'stop' }), { stopping: true, engines: 'stop' });
-  await new Promise((resolve) => daemon.child.once('exit', resolve));
+  const exited = new Promise((resolve) => daemon.child.once('exit', resolve));
+  const stopped = await runSkillctl(['--socket', daemon.socket, 'daemon', 'stop', '--jobs'], { PATH: process.env['PATH'] ?? '' });
+  t.match(stopped, { code: 0, stdout: 'stopping the daemon and every engine process\n' });
+  await exited;
   t.equal(daemon.child.exitCode, 0);
   t.notOk(alive(pid), 'the engine stopped with the daemon');
 
@@ -182,4 +185,24 @@ t.test('a keeper of a protocol this daemon does not know (a downgrade) is not ta
   const c = await again.client();
   t.notOk(alive(pid), 'its engine is stopped before the socket accepts');
   t.match(await c.request('jobs/get', { job_id: job.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED', message: /protocol version 99/ } });
+});
+
+t.test('`daemon/stop` keeps the engines by default; a bad `engines` is refused and stops nothing', async (t) => {
+  const daemon = await TestDaemon.start({ config });
+  t.teardown(() => daemon.cleanup());
+  const client = await daemon.client();
+  await t.rejects(client.request('daemon/stop', { engines: 'all' }), { message: /engines/ });
+  t.match(await client.request('daemon/ping'), { ok: true }, 'still there');
+  const job = await held(client);
+  await waitForStatus(client, job.job_id, ['running']);
+  const pid = await daemon.enginePid(job.job_id);
+  const exited = new Promise((resolve) => daemon.child.once('exit', resolve));
+  t.same(await client.request('daemon/stop'), { stopping: true, engines: 'keep' });
+  await exited;
+  t.ok(alive(pid), 'the engine goes on');
+  const again = await TestDaemon.start({ dir: daemon.dir, config });
+  t.teardown(() => again.stop());
+  const c = await again.client();
+  await again.release(job.job_id);
+  t.equal((await waitForStatus(c, job.job_id)).status, 'succeeded');
 });

@@ -55,6 +55,7 @@ t.test('defaults without any XDG variables', async (t) => {
     log_level: 'info',
     log_format: 'auto',
     process_containment: 'auto',
+    engines_on_stop: 'keep',
     sandbox: 'preferred',
     engines: {
       codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
@@ -302,6 +303,14 @@ t.test('bad process_containment: ConfigError names the key and the choices', asy
   for (const value of ['cgroups', '', null, 1]) {
     const file = await configFile({ process_containment: value });
     t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /"process_containment" must be one of auto, cgroup, process_group/, JSON.stringify(value));
+  }
+});
+
+t.test('engines_on_stop: keep or stop; anything else is a ConfigError naming the choices', async (t) => {
+  t.equal((await loadConfig(sources({ flags: { config: await configFile({ engines_on_stop: 'stop' }) } }))).engines_on_stop, 'stop');
+  for (const value of ['kill', true, null]) {
+    const file = await configFile({ engines_on_stop: value });
+    t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /"engines_on_stop" must be one of keep, stop/, JSON.stringify(value));
   }
 });
 
