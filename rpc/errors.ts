@@ -50,7 +50,7 @@ export const ERROR_CODES = {
   SESSION_RESUME_FAILED: { rpc: 4007, kind: 'job', retryable: false, meaning: "The engine's session could not be saved or resumed." },
   INTERACTIVE_MAX_ATTEMPT_EXCEEDED: { rpc: 4008, kind: 'job', retryable: false, meaning: 'max_attempt turns ran without a result.' },
   CANCELED_BY_USER: { rpc: 4009, kind: 'job', retryable: false, meaning: 'jobs/cancel stopped the job.' },
-  DAEMON_RESTART_INTERRUPTED: { rpc: 4010, kind: 'job', retryable: true, meaning: 'The daemon stopped while the turn was running.' },
+  DAEMON_RESTART_INTERRUPTED: { rpc: 4010, kind: 'job', retryable: true, meaning: 'The daemon stopped while the turn was running, and its engine could not be taken up, or was stopped with it (docs/restarts.md).' },
   ENGINE_TURN_INTERRUPTED: { rpc: 4012, kind: 'job', retryable: true, meaning: 'The engine exited without finishing its turn (no turn-end signal), e.g. killed by another process.' },
   ENGINE_TURN_FAILED: { rpc: 4013, kind: 'job', retryable: true, meaning: 'A live engine process ended its turn as failed (a model error, a refused request) and lives on.' },
   HOST_LOST: { rpc: 4014, kind: 'job', retryable: true, meaning: "The host holding the job's workspace and engine session stopped and did not come back within pinned_grace_sec." },
