@@ -4,7 +4,8 @@ import type { Config } from '../config.js';
 import { AgentMessages } from '../engines/agent-text.js';
 import { withoutAskUserBlock } from '../engines/ask-user.js';
 import type { TurnParser } from '../engines/engine.js';
-import type { ApprovalRequest } from '../engines/live-session.js';
+import type { ApprovalRequest, LiveStart } from '../engines/live-session.js';
+import { readRecord } from '../process/keeper.js';
 import { ENGINES } from '../engines/registry.js';
 import type { Logger } from '../logger.js';
 import type { JobSandbox } from '../sandbox/job-sandbox.js';
@@ -15,7 +16,7 @@ import type { JobEvents } from './events.js';
 import type { EngineName, Job } from './job.js';
 import type { RunFolder } from './run-folder.js';
 import { isTerminal } from './states.js';
-import { StickySession } from './sticky-session.js';
+import { StickySession, type AdoptedSession } from './sticky-session.js';
 import type { TurnPlan } from './turn-plan.js';
 import { adoptTurn, startTurn, type TurnHandle } from './turn.js';
 
@@ -77,7 +78,7 @@ export class Launcher {
       const start = { engine: job.engine, model: job.model, cwd: folder.workspace, approvals: job.approvals ?? 'auto', newSessionId: randomUUID() };
       const argv = [...this.#d.config.engines[job.engine].command, ...protocol.argv(start)];
       // A live protocol reports each message whole (ACP chunks joined): one `message` event each.
-      const session = new StickySession(this.#d.spawner, this.#d.clock, { ...spec, argv, protocol, start, graceMs: this.#d.config.kill_grace_ms, onMessage: spec.say, ...hooks });
+      const session = StickySession.start(this.#d.spawner, this.#d.clock, { ...spec, argv, protocol, start, graceMs: this.#d.config.kill_grace_ms, onMessage: spec.say, ...hooks });
       const turn = session.turn(plan.prompt, hardTimeoutMs, null);
       return { turn, session, recorded: this.#record(job.job_id, session.pid, session.exited) };
     }
@@ -109,6 +110,24 @@ export class Launcher {
     const turn = messages.ended(adopted);
     void turn.done.then(() => this.#d.store.removeProcess(turn.pid ?? 0)).catch(() => undefined);
     return turn;
+  }
+
+  /**
+   * Takes up the live session of a sticky job whose process an earlier daemon started, waiting
+   * or in a turn (docs/restarts.md, "Live sessions"); resolves with why not when it cannot be.
+   */
+  async adoptSession(job: Job, folder: RunFolder, told: Record<'stdout' | 'stderr', number>, hooks: StickyHooks): Promise<AdoptedSession | { problem: string }> {
+    const record = readRecord(folder.engineDir);
+    if ('problem' in record) return record;
+    const note = record.note as { kind?: unknown; start?: LiveStart } | null;
+    if (note?.kind !== 'live' || note.start === undefined) return { problem: 'its keeper holds no live session' };
+    const protocol = ENGINES[job.engine].live;
+    const out = this.#output(job);
+    const argv = [...this.#d.config.engines[job.engine].command, ...protocol.argv(note.start)];
+    const spec = { ...out, argv, cwd: folder.workspace, env: {}, mark: job.job_id, sandbox: null, keeperDir: folder.engineDir, logs: logsOf(folder, job.attempt), protocol, start: note.start, graceMs: this.#d.config.kill_grace_ms, onMessage: out.say, ...hooks };
+    const adopted = await StickySession.adopt(this.#d.spawner, this.#d.clock, spec, told);
+    if ('session' in adopted) void adopted.session.exited.then(() => this.#d.store.removeProcess(record.pid)).catch(() => undefined);
+    return adopted;
   }
 
   /** Where a job's engine output goes: each line an `output` event; `say` makes an agent's message a `message` event. */

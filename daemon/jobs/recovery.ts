@@ -3,19 +3,24 @@ import type { Spawner } from '../process/spawn.js';
 import type { Store } from '../store/store.js';
 import type { JobEvents } from './events.js';
 import type { Job } from './job.js';
+import type { Launcher, StickyHooks } from './launcher.js';
+import { outputSeen } from './output-seen.js';
+import type { RunFolder } from './run-folder.js';
 import type { StickySession } from './sticky-session.js';
 import type { TurnHandle } from './turn.js';
 import { stopLeftovers } from './turn-start.js';
 
 /** What recovery asks of the supervisor: each move is made there, by the one writer of job status. */
 export interface RecoveryMoves {
-  /** Takes up the turn of a running one-shot job whose engine an earlier daemon started; null once it goes on here, else why it cannot. */
-  adoptTurn(job: Job): Promise<string | null>;
+  /** What a sticky job's live process reports to the supervisor. */
+  hooks(jobId: string): StickyHooks;
+  /** An engine process taken up: the job holds its slot, keeps its live session, and its turn (if one runs or ended unheard) is watched. */
+  tookUp(job: Job, turn: TurnHandle | null, session: StickySession | null): void;
   /** A running job whose engine could not be taken up fails as interrupted. */
   interrupted(job: Job, why: string): Promise<void>;
   queue(jobId: string): void;
-  /** A waiting job after a restart. */
-  waiting(job: Job): Promise<void>;
+  /** A waiting job after a restart; `lost` says why its live session could not be taken up. */
+  waiting(job: Job, lost: string | null): Promise<void>;
 }
 
 export interface RecoveryDeps {
@@ -23,11 +28,13 @@ export interface RecoveryDeps {
   events: JobEvents;
   spawner: Spawner;
   logger: Logger;
+  launcher: Pick<Launcher, 'adoptTurn' | 'adoptSession'>;
+  folder(jobId: string): RunFolder;
 }
 
 /**
  * Restart recovery (docs/restarts.md), run before the socket accepts: the engine processes of
- * running turns are taken up where they are; what the daemon before left of everything else is
+ * running turns and live sessions are taken up where they are; what the daemon before left of everything else is
  * stopped, and each other active job goes where it belongs, so that nothing stays `running`
  * without a process.
  */
@@ -39,8 +46,9 @@ export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promis
   await Promise.all(
     active.map(async (job) => {
       await d.events.prime(job.job_id);
-      if (job.status !== 'running' || job.interactive_profile?.kind === 'sticky_process') return;
-      const problem = await moves.adoptTurn(job);
+      const sticky = job.interactive_profile?.kind === 'sticky_process';
+      if (job.status !== 'running' && !(sticky && job.status === 'waiting_user')) return;
+      const problem = await takeUp(d, moves, job, sticky);
       if (problem === null) adopted.add(job.job_id);
       else lost.set(job.job_id, problem);
     }),
@@ -48,11 +56,28 @@ export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promis
   // A turn taken up may end at once: from here on, its job is its own turn's to settle.
   await stopLeftovers(d.store, d.spawner, d.logger, (jobId) => !adopted.has(jobId));
   for (const job of active) {
-    if (adopted.has(job.job_id)) continue;
-    if (job.status === 'running') await moves.interrupted(job, lost.get(job.job_id) ?? 'it was a live session');
+    if (job.status === 'running' && !adopted.has(job.job_id)) await moves.interrupted(job, lost.get(job.job_id) ?? 'no keeper was recorded');
     else if (job.status === 'queued') moves.queue(job.job_id);
-    else if (job.status === 'waiting_user') await moves.waiting(job);
+    // A live session taken up keeps waiting; one that could not be is lost (and may be rescued).
+    else if (job.status === 'waiting_user') await moves.waiting(job, lost.get(job.job_id) ?? null);
   }
+}
+
+/** Takes up a job's engine process, a one-shot turn or a live session; null once it goes on here, else why it cannot. */
+async function takeUp(d: RecoveryDeps, moves: RecoveryMoves, job: Job, sticky: boolean): Promise<string | null> {
+  const told = await outputSeen(d.events, job.job_id);
+  if (!sticky) {
+    const turn = await d.launcher.adoptTurn(job, d.folder(job.job_id), told);
+    if ('problem' in turn) return turn.problem;
+    moves.tookUp(job, turn, null);
+    return null;
+  }
+  const adopted = await d.launcher.adoptSession(job, d.folder(job.job_id), told, moves.hooks(job.job_id));
+  if ('problem' in adopted) return adopted.problem;
+  // A turn in flight (running, or waiting for an approval), or one that ended while no daemon heard, is watched as any turn.
+  const watched = job.status === 'running' || adopted.inFlight ? adopted.lastTurn : null;
+  moves.tookUp(job, watched, adopted.session);
+  return null;
 }
 
 /**

@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { Clock, Timer } from '../clock.js';
 import type { ParsedTurn } from '../engines/engine.js';
 import { LiveSessionClosed, type ApprovalDecision, type ApprovalRequest, type LiveEvent, type LiveProtocol, type LiveSession, type LiveStart, type LiveTurnResult } from '../engines/live-session.js';
-import type { EngineProcess, ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
+import { MAX_ENGINE_LINE_BYTES, type EngineProcess, type ExitInfo, type OutputStream, type Spawner } from '../process/spawn.js';
+import { LIVE_FILES, LiveJournal, spoolLines, type JournalEntry, type SpoolLine } from './live-journal.js';
 import type { ProcessOutcome } from './gate.js';
 import { checkTurnEnd, classify, keepTail, type LaunchSpec, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
 
@@ -36,21 +37,36 @@ interface ActiveTurn {
 
 const ALIVE: ExitInfo = { code: null, signal: null, spawnError: null };
 
+/** What a session taken up after a restart holds: the session, and the handle of its last turn (in flight, or ended while no daemon heard). */
+export interface AdoptedSession {
+  session: StickySession;
+  lastTurn: TurnHandle | null;
+  /** Whether a turn is in flight (running, or waiting for an approval). */
+  inFlight: boolean;
+}
+
+/** Lets whatever a replayed line set in motion (the protocol's promises, an SDK's streams) run before the next. */
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /**
  * One live engine process that serves every turn of a sticky job over the engine's own protocol
  * (`LiveProtocol`): the first turn opens the session, each reply is the next prompt, and a turn
  * ends at the protocol's end of turn, never at an exit. Cancel and timeouts ask the engine to
- * interrupt first and stop the process tree when it does not within `graceMs`.
+ * interrupt first and stop the process tree when it does not within `graceMs`. Every act on the
+ * session is journaled first (live-journal.ts), so that a later daemon can take the session up.
  */
 export class StickySession {
   readonly #clock: Clock;
   readonly #spec: StickySpec;
-  readonly #proc: EngineProcess;
   readonly #session: LiveSession;
+  readonly #journal: LiveJournal;
+  /** Null only while a session taken up is being replayed. */
+  #proc: EngineProcess | null = null;
   /** The opening, once started: its session id (or null when the engine names none there). */
   #opened: Promise<string | null> | null = null;
   #sessionId: string | null = null;
   #turn: ActiveTurn | null = null;
+  #lastTurn: TurnHandle | null = null;
   /** Permission requests of the turn waiting for a person, the one asked first. */
   #approvals: ApprovalRequest[] = [];
   #exit: ExitInfo | null = null;
@@ -58,34 +74,93 @@ export class StickySession {
   #gone = false;
   #closing = false;
   #stopping: Promise<unknown> = Promise.resolve();
+  /** Lines of stdout taken so far (oversized ones counted): where each journal entry stands. */
+  #received = 0;
+  /** While a session taken up is replayed: nothing is sent, told or journaled. */
+  #replaying = false;
+  #clockEntry: Extract<JournalEntry, { call: 'timer' }> | null = null;
 
-  constructor(spawner: Spawner, clock: Clock, spec: StickySpec) {
+  private constructor(clock: Clock, spec: StickySpec) {
     this.#clock = clock;
     this.#spec = spec;
+    this.#journal = new LiveJournal(spec.keeperDir);
     this.#session = spec.protocol.connect({ send: (line) => this.#send(line) }, spec.start);
-    this.#proc = spawner.spawn({
-      argv: spec.argv,
-      cwd: spec.cwd,
-      env: spec.env,
-      mark: spec.mark,
-      sandbox: spec.sandbox,
-      stdin: 'live',
-      // The process outlives attempts: its output goes to files of its own, and is copied to each attempt's logs.
-      keeper: { dir: spec.keeperDir, stdout: join(spec.keeperDir, 'live.stdout'), stderr: join(spec.keeperDir, 'live.stderr'), note: null },
-      copyTo: spec.logs,
-      onLine: (stream, text) => this.#line(stream, text),
-      onOverflow: (stream, bytes) => spec.onOutput(stream, `[skilld: a line of more than ${bytes} bytes was dropped]`),
+  }
+
+  /** Starts a live process for a sticky job's first turn. */
+  static start(spawner: Spawner, clock: Clock, spec: StickySpec): StickySession {
+    const self = new StickySession(clock, spec);
+    self.#journal.clear();
+    self.#attach(
+      spawner.spawn({
+        argv: spec.argv,
+        cwd: spec.cwd,
+        env: spec.env,
+        mark: spec.mark,
+        sandbox: spec.sandbox,
+        stdin: 'live',
+        // The process outlives attempts: its output goes to files of its own, and is copied to each attempt's logs.
+        keeper: { dir: spec.keeperDir, stdout: join(spec.keeperDir, LIVE_FILES.stdout), stderr: join(spec.keeperDir, LIVE_FILES.stderr), note: { kind: 'live', start: spec.start } },
+        copyTo: spec.logs,
+        onLine: (stream, text) => self.#line(stream, { text }),
+        onOverflow: (stream, bytes) => self.#line(stream, { overflow: bytes }),
+      }),
+    );
+    return self;
+  }
+
+  /**
+   * Takes up the live session an earlier daemon journaled (docs/restarts.md, "Live sessions"): its
+   * journal is replayed against the engine's output up to where that daemon stood, nothing sent
+   * and nothing told again but the lines its events do not hold (`told`), then the process is
+   * taken up and the session goes on. Why not, when it cannot be.
+   */
+  static async adopt(spawner: Spawner, clock: Clock, spec: StickySpec, told: Record<OutputStream, number>): Promise<AdoptedSession | { problem: string }> {
+    const self = new StickySession(clock, spec);
+    const entries = self.#journal.read();
+    if (entries.length === 0) return { problem: 'its live session kept no journal' };
+    const lines = spoolLines(spec.keeperDir, MAX_ENGINE_LINE_BYTES);
+    const upTo = Math.min(lines.length, Math.max(told.stdout, ...entries.map((entry) => entry.at)));
+    let logs = spec.logs;
+    self.#replaying = true;
+    let next = 0;
+    const replayUpTo = async (at: number): Promise<void> => {
+      for (let entry = entries[next]; entry !== undefined && entry.at <= at; entry = entries[++next]) {
+        if (entry.call === 'turn') logs = entry.logs ?? logs;
+        self.#replay(entry);
+        await settle();
+      }
+    };
+    for (const [k, line] of lines.slice(0, upTo).entries()) {
+      await replayUpTo(k);
+      self.#stdout(line, k >= told.stdout);
+      await settle();
+    }
+    await replayUpTo(upTo);
+    self.#replaying = false;
+    const adopted = await spawner.adopt({
+      dir: spec.keeperDir,
+      skip: { stdout: upTo, stderr: told.stderr },
+      copyTo: logs,
+      onLine: (stream, text, replayed) => (replayed ? undefined : self.#line(stream, { text })),
+      onOverflow: (stream, bytes, replayed) => (replayed ? undefined : self.#line(stream, { overflow: bytes })),
     });
-    void this.#proc.exited.then((exit) => this.#exited(exit));
+    if ('problem' in adopted) {
+      self.#session.dispose(new LiveSessionClosed(adopted.problem));
+      return { problem: adopted.problem };
+    }
+    self.#attach(adopted.process);
+    self.#resumeClock();
+    return { session: self, lastTurn: self.#lastTurn, inFlight: self.#turn !== null };
   }
 
   get pid(): number | null {
-    return this.#proc.pid;
+    return this.#proc?.pid ?? null;
   }
 
   /** Resolves when the process has exited. */
   get exited(): Promise<ExitInfo> {
-    return this.#proc.exited;
+    return this.#proc?.exited ?? new Promise(() => undefined);
   }
 
   get alive(): boolean {
@@ -94,7 +169,8 @@ export class StickySession {
 
   /** Runs one turn on `prompt` (the first opens the session); `logs` moves the raw output to a new attempt's files. */
   turn(prompt: string, hardTimeoutMs: number, logs: Record<OutputStream, string> | null): TurnHandle {
-    if (logs !== null) this.#proc.redirectLogs(logs);
+    this.#record({ at: this.#received, call: 'turn', prompt, hard_timeout_ms: hardTimeoutMs, logs });
+    if (logs !== null) this.#proc?.redirectLogs(logs);
     const turn: ActiveTurn = { hardTimeoutMs, stopReason: null, stderrTail: [], timer: null, remainingMs: hardTimeoutMs, armedAt: 0, graceTimer: null };
     this.#turn = turn;
     this.#arm(turn);
@@ -104,23 +180,25 @@ export class StickySession {
       this.#approvals = [];
       if (this.#turn === turn) this.#turn = null;
     });
-    return { pid: this.#proc.pid, stop: (reason) => this.#stopTurn(turn, reason), done, detach: () => this.detach() };
+    this.#lastTurn = { pid: this.pid, stop: (reason) => this.#stopTurn(turn, reason), done, detach: () => this.detach() };
+    return this.#lastTurn;
   }
 
   /** Answers the permission request that `onApproval` reported; the next one is reported, or the turn's clock runs again. */
   answerApproval(decision: ApprovalDecision): void {
     const request = this.#approvals.shift();
     if (request === undefined) return;
+    this.#record({ at: this.#received, call: 'answer', decision });
     this.#session.answer(request.id, decision);
     const next = this.#approvals[0];
-    if (next !== undefined) this.#spec.onApproval(next);
+    if (next !== undefined) this.#tell(() => this.#spec.onApproval(next));
     else if (this.#turn !== null) this.#arm(this.#turn);
   }
 
   /** Stops the process tree (its job is over, or was canceled, or its strict wait's deadline passed). Resolves once it is gone. */
   async stop(): Promise<void> {
     this.#closing = true;
-    await this.#proc.stop();
+    await this.#proc?.stop();
   }
 
   /** Leaves the process to its keeper (the daemon is going away). */
@@ -128,7 +206,46 @@ export class StickySession {
     this.#closing = true;
     this.#turn?.timer?.cancel();
     this.#turn?.graceTimer?.cancel();
-    await this.#proc.detach();
+    await this.#proc?.detach();
+  }
+
+  #attach(proc: EngineProcess): void {
+    this.#proc = proc;
+    void proc.exited.then((exit) => this.#exited(exit));
+  }
+
+  /** One act of the journal, done again on the session being replayed. */
+  #replay(entry: JournalEntry): void {
+    if (entry.call === 'turn') this.turn(entry.prompt, entry.hard_timeout_ms, entry.logs);
+    else if (entry.call === 'answer') this.answerApproval(entry.decision);
+    else if (entry.call === 'interrupt' && this.#turn !== null) this.#stopTurn(this.#turn, entry.reason);
+    else if (entry.call === 'timer') this.#clockEntry = entry;
+  }
+
+  /** After a replay, the turn in flight gets its clock back as the journal last left it, and an interrupt asked for its grace period. */
+  #resumeClock(): void {
+    const turn = this.#turn;
+    const entry = this.#clockEntry;
+    if (turn === null) return;
+    if (turn.stopReason !== null) {
+      this.#graceAfterInterrupt(turn);
+      return;
+    }
+    if (entry === null || this.#approvals.length > 0) {
+      turn.remainingMs = entry?.remaining_ms ?? turn.remainingMs;
+      return;
+    }
+    turn.remainingMs = entry.armed_at === null ? entry.remaining_ms : entry.remaining_ms - (this.#clock.now().getTime() - Date.parse(entry.armed_at));
+    this.#arm(turn);
+  }
+
+  #record(entry: JournalEntry): void {
+    if (!this.#replaying) this.#journal.append(entry);
+  }
+
+  /** What the supervisor hears, never while a replay does again what was heard before. */
+  #tell(hear: () => void): void {
+    if (!this.#replaying) hear();
   }
 
   async #run(turn: ActiveTurn, prompt: string): Promise<TurnReport> {
@@ -142,18 +259,18 @@ export class StickySession {
     } catch (error) {
       if (!this.#gone) return this.#report(turn, { kind: 'failed', code: 'ENGINE_TURN_FAILED', message: `the engine refused the turn: ${(error as Error).message}` }, []);
       // The process went away: the turn ends once the whole tree is gone, and the exit says how.
-      const exit = await this.#proc.exited;
+      const exit = await this.exited;
       await this.#stopping;
       const seen = { sawOutput: true, stderrTail: turn.stderrTail };
       const outcome = checkTurnEnd(classify(exit, turn.stopReason, { argv: this.#spec.argv, hardTimeoutMs: turn.hardTimeoutMs, resuming: false }, seen), false, false);
-      return { outcome, parsed: this.#parsed([]), exit, pid: this.#proc.pid };
+      return { outcome, parsed: this.#parsed([]), exit, pid: this.pid };
     }
   }
 
   /** A turn that ended by the protocol; a stop asked for wins over what the engine said. */
   #report(turn: ActiveTurn, outcome: ProcessOutcome, messages: string[]): TurnReport {
     const stopped = turn.stopReason === null ? outcome : classify(ALIVE, turn.stopReason, { argv: this.#spec.argv, hardTimeoutMs: turn.hardTimeoutMs, resuming: false }, { sawOutput: true, stderrTail: [] });
-    return { outcome: stopped, parsed: this.#parsed(messages), exit: this.#exit ?? ALIVE, pid: this.#proc.pid };
+    return { outcome: stopped, parsed: this.#parsed(messages), exit: this.#exit ?? ALIVE, pid: this.pid };
   }
 
   #parsed(messages: string[]): ParsedTurn {
@@ -163,7 +280,7 @@ export class StickySession {
   #sessionFound(sessionId: string | null): string | null {
     if (sessionId !== null && sessionId !== this.#sessionId) {
       this.#sessionId = sessionId;
-      this.#spec.onSession(sessionId);
+      this.#tell(() => this.#spec.onSession(sessionId));
     }
     return sessionId;
   }
@@ -171,7 +288,7 @@ export class StickySession {
   #event(event: LiveEvent): void {
     if (event.type === 'session') this.#sessionFound(event.sessionId);
     else if (event.type === 'approval') this.#askApproval(event.request);
-    else this.#spec.onMessage(event.text);
+    else this.#tell(() => this.#spec.onMessage(event.text));
   }
 
   /** A person decides (approvals `ask`) while the turn's hard timeout stands still; otherwise nothing may ask, and the request is denied. */
@@ -186,34 +303,55 @@ export class StickySession {
     turn.timer?.cancel();
     turn.timer = null;
     turn.remainingMs -= this.#clock.now().getTime() - turn.armedAt;
-    this.#spec.onApproval(request);
+    this.#record({ at: this.#received, call: 'timer', remaining_ms: turn.remainingMs, armed_at: null });
+    this.#tell(() => this.#spec.onApproval(request));
   }
 
+  /** Runs the turn's clock for what is left of it; a replay only notes it (`resumeClock` arms it once the replay is done). */
   #arm(turn: ActiveTurn): void {
     turn.armedAt = this.#clock.now().getTime();
+    if (this.#replaying) return;
+    this.#record({ at: this.#received, call: 'timer', remaining_ms: turn.remainingMs, armed_at: new Date(turn.armedAt).toISOString() });
     turn.timer = this.#clock.setTimer(Math.max(0, turn.remainingMs), () => this.#stopTurn(turn, 'timeout'));
   }
 
   #send(line: string): void {
-    if (this.#gone) return;
-    if (this.#proc.write(`${line}\n`)) return;
+    if (this.#gone || this.#replaying) return;
+    this.#record({ at: this.#received, call: 'send' });
+    if (this.#proc?.write(`${line}\n`) === true) return;
     this.#gone = true;
     this.#session.dispose(new LiveSessionClosed('the engine process no longer reads its input'));
   }
 
-  #line(stream: OutputStream, text: string): void {
+  #line(stream: OutputStream, line: SpoolLine): void {
+    if (stream === 'stdout') {
+      this.#stdout(line, true);
+      return;
+    }
+    const text = 'text' in line ? line.text : overflowText(line.overflow);
     this.#spec.onOutput(stream, text);
-    if (stream === 'stdout') this.#session.receive(text);
-    else if (this.#turn !== null) keepTail(this.#turn.stderrTail, text);
+    if ('text' in line && this.#turn !== null) keepTail(this.#turn.stderrTail, text);
+  }
+
+  /** A line of stdout: told as an `output` event unless it was before, and read by the protocol. */
+  #stdout(line: SpoolLine, tell: boolean): void {
+    this.#received += 1;
+    if (tell) this.#spec.onOutput('stdout', 'text' in line ? line.text : overflowText(line.overflow));
+    if ('text' in line) this.#session.receive(line.text);
   }
 
   /** Asks the engine to interrupt the turn; the process tree is stopped if the turn has not ended within the grace period. */
   #stopTurn(turn: ActiveTurn, reason: StopReason): void {
     if (this.#turn !== turn || turn.stopReason !== null) return;
+    this.#record({ at: this.#received, call: 'interrupt', reason });
     turn.stopReason = reason;
     this.#session.interrupt();
+    if (!this.#replaying) this.#graceAfterInterrupt(turn);
+  }
+
+  #graceAfterInterrupt(turn: ActiveTurn): void {
     turn.graceTimer = this.#clock.setTimer(this.#spec.graceMs, () => {
-      if (this.#turn === turn) this.#stopping = this.#proc.stop();
+      if (this.#turn === turn) this.#stopping = this.#proc?.stop() ?? Promise.resolve();
     });
   }
 
@@ -224,6 +362,10 @@ export class StickySession {
     this.#session.dispose(new LiveSessionClosed(`the engine process ${how}`));
     if (this.#turn === null && !this.#closing) this.#spec.onLost(exit);
   }
+}
+
+function overflowText(bytes: number): string {
+  return `[skilld: a line of more than ${bytes} bytes was dropped]`;
 }
 
 /** What the protocol's end of turn means for the job, before any stop asked for. */

@@ -1,5 +1,3 @@
-import type { ApprovalRequest } from '../engines/live-session.js';
-import type { ExitInfo } from '../process/spawn.js';
 import type { SkillDefinition } from '../skills/manifest.js';
 import { asStorageError } from '../store/storage-fault.js';
 import type { CreateParams } from './create-request.js';
@@ -13,13 +11,12 @@ import { JobBases } from './job-bases.js';
 import { JobCreation } from './job-creation.js';
 import { JobTasks } from './job-tasks.js';
 import { KeyedLock } from './keyed-lock.js';
-import { Launcher, storeSession } from './launcher.js';
+import { Launcher, storeSession, type StickyHooks } from './launcher.js';
 import { replyPrompt } from './prompt.js';
 import type { JobQueries } from './queries.js';
 import type { RunFolder } from './run-folder.js';
 import { SettleWaiters } from './settle-waiters.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
-import { outputSeen } from './output-seen.js';
 import { decideReport, prepareTurn } from './turn-start.js';
 import { leaveOrStop, recoverJobs } from './recovery.js';
 import type { ReplyParams } from './reply-check.js';
@@ -133,32 +130,32 @@ export class Supervisor {
 
   /** Restart recovery (see recovery.ts), run before the socket accepts. */
   recover(): Promise<void> {
-    return recoverJobs(this.#d, {
-      adoptTurn: (job) => this.#adoptTurn(job),
+    return recoverJobs({ ...this.#d, launcher: this.#launcher, folder: (jobId) => this.runFolder(jobId) }, {
+      hooks: (jobId) => this.#stickyHooks(jobId),
+      tookUp: (job, turn, session) => this.#tookUp(job, turn, session),
       interrupted: async (job, why) => {
         await this.#apply(job, 'fail', { error: { code: 'DAEMON_RESTART_INTERRUPTED', message: `the daemon stopped while this turn was running, and its engine process could not be taken up: ${why}` } });
       },
       queue: (jobId) => this.#schedule(jobId),
-      waiting: (job) => this.#recoverWaiting(job),
+      waiting: (job, lost) => this.#recoverWaiting(job, lost),
     });
   }
 
-  /** A running one-shot turn whose engine an earlier daemon started goes on here, holding its slot; null once it does, else why it cannot. */
-  async #adoptTurn(job: Job): Promise<string | null> {
-    const turn = await this.#launcher.adoptTurn(job, this.runFolder(job.job_id), await outputSeen(this.#d.events, job.job_id));
-    if ('problem' in turn) return turn.problem;
+  /** An engine process taken up holds its job's slot at once; its turn's skill is read when it ends (a failure to read it fails the job there), not before the socket opens. */
+  #tookUp(job: Job, turn: TurnHandle | null, session: StickySession | null): void {
     this.#d.pool.occupy(job.job_id);
+    if (session !== null) this.#sessions.set(job.job_id, session);
+    if (turn === null) return;
     this.#d.logger.info({ job_id: job.job_id, pid: turn.pid }, 'took up the engine process of a running turn');
-    // The skill is read when the turn ends (a failure to read it fails the job there): loading it is no reason to keep the socket shut.
     const skill = this.#bases.of(job).then((basis) => basis.skill);
     skill.catch(() => undefined);
     this.#watchTurn(job.job_id, job.attempt, turn, skill, false);
-    return null;
   }
 
-  /** A resumable wait survives a restart (its deadline re-armed); a sticky one lost its process (and may be rescued). */
-  async #recoverWaiting(waiting: Job): Promise<void> {
-    const job = waiting.interactive_profile?.kind === 'sticky_process' ? await this.#lostWhileWaiting(waiting, 'is gone: the daemon restarted') : waiting;
+  /** A resumable wait survives a restart (its deadline re-armed), and so does a live one taken up; a live one that was not lost its process (and may be rescued). */
+  async #recoverWaiting(waiting: Job, lost: string | null): Promise<void> {
+    const gone = waiting.interactive_profile?.kind === 'sticky_process' && !this.#sessions.has(waiting.job_id);
+    const job = gone ? await this.#lostWhileWaiting(waiting, `is gone: the daemon restarted, and it could not be taken up: ${lost ?? 'no keeper was recorded'}`) : waiting;
     if (job.status !== 'waiting_user') return;
     const history = await this.#histories.read(job.job_id);
     const round = history.find((i) => i.interaction_id === job.pending_interaction_id);
@@ -208,11 +205,7 @@ export class Supervisor {
     // A shutdown that began during the awaits above must not be followed by a new process: the
     // job stays running and is settled as interrupted at the next start.
     if (this.#closing) return;
-    const { turn, session, recorded } = this.#launcher.launch(job, attempt, plan, folder, {
-      onLost: (exit) => this.#onStickyLost(jobId, exit),
-      onSession: (id) => this.#background(jobId, () => storeSession(this.#d.store, jobId, id)),
-      onApproval: (request) => this.#onApproval(jobId, request),
-    });
+    const { turn, session, recorded } = this.#launcher.launch(job, attempt, plan, folder, this.#stickyHooks(jobId));
     if (session !== null) this.#sessions.set(jobId, session);
     // Registered before the first await, so that a shutdown in between still finds the turn.
     this.#watchTurn(jobId, attempt, turn, skill, plan.resuming);
@@ -240,22 +233,24 @@ export class Supervisor {
     return next;
   }
 
-  /** A live engine asks permission: the job waits for a person with the turn in flight. */
-  #onApproval(jobId: string, request: ApprovalRequest): void {
-    this.#background(jobId, async () => {
-      const job = await this.get(jobId);
-      if (job.status !== 'running') return; // being stopped: the turn ends without an answer
-      await this.#enterWaiting(job, approvalPending(job.attempt, request), {});
-    });
-  }
-
-  #onStickyLost(jobId: string, exit: ExitInfo): void {
-    this.#background(jobId, async () => {
-      this.#sessions.delete(jobId);
-      const job = await this.#d.store.getJob(jobId);
-      if (job === undefined || job.status !== 'waiting_user') return;
-      await this.#lostWhileWaiting(job, exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.code)}`);
-    });
+  /** What a live process reports: its session id (stored at once), a permission it asks (the job waits for a person, its turn in flight), its loss while the job waited. */
+  #stickyHooks(jobId: string): StickyHooks {
+    const background = (task: () => Promise<void>): void => this.#background(jobId, task);
+    return {
+      onSession: (id) => background(() => storeSession(this.#d.store, jobId, id)),
+      onApproval: (request) =>
+        background(async () => {
+          const job = await this.get(jobId);
+          // Not running: being stopped, and the turn ends without an answer.
+          if (job.status === 'running') await this.#enterWaiting(job, approvalPending(job.attempt, request), {});
+        }),
+      onLost: (exit) =>
+        background(async () => {
+          this.#sessions.delete(jobId);
+          const job = await this.#d.store.getJob(jobId);
+          if (job?.status === 'waiting_user') await this.#lostWhileWaiting(job, exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.code)}`);
+        }),
+    };
   }
 
   /** A waiting sticky job whose live process is gone: rescued by `sticky_recovery: "resume"` (see sticky-rescue.ts), else INTERACTION_PROCESS_LOST. */

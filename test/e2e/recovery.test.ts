@@ -30,8 +30,9 @@ t.test('restart after SIGKILL: each job lands in its recovery state (docs/state.
   t.ok(before.every(alive), 'engine processes run before the crash');
 
   await daemon.kill();
-  // Its keeper is gone without its engine's status: the engine cannot be taken up (restarts.test.ts has those that can).
+  // Their keepers are gone without their engines' status: neither can be taken up (restarts*.test.ts have those that can).
   await daemon.killKeeper(running.job_id);
+  await daemon.killKeeper(sticky.job_id);
   const again = await TestDaemon.start({ dir: daemon.dir, config });
   t.teardown(() => again.cleanup());
   t.ok(before.every((pid) => !alive(pid)), 'no engine process from before is alive once the socket accepts');

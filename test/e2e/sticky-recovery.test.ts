@@ -1,5 +1,5 @@
 // engines.<name>.sticky_recovery "resume": a waiting sticky job whose live process is lost (killed,
-// or gone with a daemon restart) keeps waiting, and the reply resumes its stored session in a new
+// or gone while no daemon was there) keeps waiting, and the reply resumes its stored session in a new
 // one-shot process. The default ("fail") is INTERACTION_PROCESS_LOST: sticky.test.ts, recovery.test.ts.
 import t from 'tap';
 import { mkdtemp } from 'node:fs/promises';
@@ -60,13 +60,18 @@ t.test('a non-strict rescued wait keeps its deadline, and is auto-decided at it'
   t.match((await daemon.engineCalls(job.job_id))[1], { resume: true });
 });
 
-t.test('after a daemon restart a waiting sticky job is rescued, and continues with the reply', async (t) => {
+t.test('after a daemon restart that cannot take up its live process, a waiting sticky job is rescued, and continues with the reply', async (t) => {
   const dir = await mkdtemp(join(daemon.dir, 'restart-'));
   const first = await TestDaemon.start({ dir, config });
   const c1 = await first.client();
   const created = await c1.request<JobView>('jobs/create', { skill_id: 'echo-both', engine: 'gemini', execution_mode: 'interactive', input: { scenario: 'ask', emit: { greeting: 'r' } } });
   await waitForStatus(c1, created.job_id, ['waiting_user']);
+  const pid = await first.enginePid(created.job_id);
   await first.kill();
+  // Its keeper and its engine are gone while no daemon is there (restarts-live.test.ts takes up those that are not).
+  await first.killKeeper(created.job_id);
+  process.kill(pid, 'SIGKILL');
+  await waitUntilGone(pid);
   const again = await TestDaemon.start({ dir, config });
   t.teardown(() => again.cleanup());
   const c2 = await again.client();
