@@ -99,6 +99,25 @@ for (const engine of Object.keys(HOMES) as RealEngine[]) {
       t.match(await client.request('jobs/history', { job_id: created.job_id }), { interactions: [{ kind: 'approval', response: 'allow' }, { kind: 'approval', response: 'deny' }] });
     });
 
+    t.test('the daemon is SIGKILLed while the job waits: the next one takes the live process up, and the reply reaches it', async (t) => {
+      const rig = await realEngineRig(t, engine, bin as string, { profile: 'sticky_process' });
+      const created = await rig.client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, execution_mode: 'interactive', input: { scenario: 'ask' } });
+      const job = await waitForStatus(rig.client, created.job_id, ['waiting_user', 'failed', 'succeeded']);
+      t.equal(job.status, 'waiting_user', JSON.stringify(job.error));
+      const workspace = join(rig.daemon.runDir(created.job_id), 'workspace');
+      const roots = await engineRoots(workspace);
+      const { client: c } = await rig.restart();
+      t.match(await c.request('jobs/get', { job_id: created.job_id }), { status: 'waiting_user' }, 'still waiting after the restart');
+      t.same(await engineRoots(workspace), roots, 'the same live process');
+      const before = rig.server.modelRequests().length;
+      await c.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: '--Lima' });
+      const next = await rig.server.waitForModelRequest(before);
+      t.ok(next.userTexts.some((text) => text.startsWith('Run the skill')), 'the reply reached the model with the first turn in its conversation');
+      const done = await waitForStatus(c, created.job_id);
+      t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+      t.match(await c.request('jobs/result', { job_id: created.job_id }), { output: { reply: '--Lima' } });
+    });
+
     t.test('SIGKILL of the live process while the job waits: INTERACTION_PROCESS_LOST', async (t) => {
       const { jobId, workspace, engineProcesses } = await waiting();
       killEach(engineProcesses);

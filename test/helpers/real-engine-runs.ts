@@ -56,6 +56,8 @@ export interface RealEngineRig {
   home: EngineHome;
   daemon: TestDaemon;
   client: RpcClient;
+  /** SIGKILLs the daemon and starts another on the same folder and config (docs/restarts.md); stopped at the test's end. */
+  restart(): Promise<{ daemon: TestDaemon; client: RpcClient }>;
 }
 
 /** Starts a `RealEngineRig`; everything is stopped and removed at the test's end. */
@@ -63,13 +65,22 @@ export async function realEngineRig(t: { teardown(fn: () => unknown): void }, en
   const server = await startModelServer({ script: model });
   const home = await HOMES[engine](server.url);
   const engines = { ...fakeEngines(), [engine]: { command: [bin], env: home.env, ...config } };
-  const daemon = await TestDaemon.start({ config: { engines, kill_grace_ms: 2000, max_concurrent: 2 } });
+  const daemonConfig = { engines, kill_grace_ms: 2000, max_concurrent: 2 };
+  const daemon = await TestDaemon.start({ config: daemonConfig });
+  const later: TestDaemon[] = [];
   t.teardown(async () => {
+    for (const again of later) await again.stop();
     await daemon.cleanup();
     await server.close();
     await home.cleanup();
   });
-  return { server, home, daemon, client: await daemon.client() };
+  const restart = async (): Promise<{ daemon: TestDaemon; client: RpcClient }> => {
+    await (later[later.length - 1] ?? daemon).kill();
+    const again = await TestDaemon.start({ dir: daemon.dir, config: daemonConfig });
+    later.push(again);
+    return { daemon: again, client: await again.client() };
+  };
+  return { server, home, daemon, client: await daemon.client(), restart };
 }
 
 /** SIGKILL to each process; one already gone (it died with its parent) is not an error. */
