@@ -39,6 +39,7 @@ export interface RecoveryDeps {
  * without a process.
  */
 export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promise<void> {
+  const startedAt = performance.now();
   const active = await d.store.activeJobs();
   const lost = new Map<string, string>();
   const adopted = new Set<string>();
@@ -53,14 +54,21 @@ export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promis
       else lost.set(job.job_id, problem);
     }),
   );
+  const tookUpAt = performance.now();
   // A turn taken up may end at once: from here on, its job is its own turn's to settle.
   await stopLeftovers(d.store, d.spawner, d.logger, (jobId) => !adopted.has(jobId));
+  const stoppedAt = performance.now();
+  // Queued jobs in their order; the others each on their own.
+  const settling: Promise<void>[] = [];
   for (const job of active) {
-    if (job.status === 'running' && !adopted.has(job.job_id)) await moves.interrupted(job, lost.get(job.job_id) ?? 'no keeper was recorded');
+    if (job.status === 'running' && !adopted.has(job.job_id)) settling.push(moves.interrupted(job, lost.get(job.job_id) ?? 'no keeper was recorded'));
     else if (job.status === 'queued') moves.queue(job.job_id);
     // A live session taken up keeps waiting; one that could not be is lost (and may be rescued).
-    else if (job.status === 'waiting_user') await moves.waiting(job, lost.get(job.job_id) ?? null);
+    else if (job.status === 'waiting_user') settling.push(moves.waiting(job, lost.get(job.job_id) ?? null));
   }
+  await Promise.all(settling);
+  const ms = (from: number, to: number): number => Math.round(to - from);
+  d.logger.info({ active: active.length, taken_up: adopted.size, not_taken_up: lost.size, take_up_ms: ms(startedAt, tookUpAt), stop_leftovers_ms: ms(tookUpAt, stoppedAt), settle_ms: ms(stoppedAt, performance.now()) }, 'recovered');
 }
 
 /** Takes up a job's engine process, a one-shot turn or a live session; null once it goes on here, else why it cannot. */

@@ -64,6 +64,11 @@ export async function stopLeftovers(store: Store, spawner: Spawner, logger: Logg
   const records = (await store.processes()).filter((record) => stopping(record.job_id));
   const known = new Set<string>();
   for (const { job_id } of records) if (await store.hasJob(job_id)) known.add(job_id);
+  // Nothing of theirs to stop (every engine was taken up): no need to read every process's /proc.
+  if (known.size === 0) {
+    for (const record of records) await store.removeProcess(record.pid);
+    return;
+  }
   const survivors = await spawner.stopSurvivors(records, (jobId) => known.has(jobId));
   for (const s of survivors.records) logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped an engine process left from before the restart');
   for (const s of survivors.strays) logger.warn({ job_id: s.job_id, pid: s.pid }, 'stopped a process of the job left from before the restart');

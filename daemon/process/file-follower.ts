@@ -2,7 +2,8 @@ import { watch, type FSWatcher } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { LineSplitter } from '../../rpc/framing.js';
 
-/** How much of an output file one read takes. */
+/** How much of an output file one read takes: at first a little (most reads find a line or nothing), doubling while reads fill it. */
+const FIRST_READ_BYTES = 4 * 1024;
 const READ_BYTES = 256 * 1024;
 
 /** What a follower reports: each line (or oversized line) once, `replayed` while it re-reads what was reported before a restart. */
@@ -29,6 +30,7 @@ export class FileFollower {
   #file: FileHandle | null = null;
   #watcher: FSWatcher | null = null;
   #position = 0;
+  #readBytes = FIRST_READ_BYTES;
   #reading: Promise<void> | null = null;
   #again = false;
   #closed = false;
@@ -106,11 +108,12 @@ export class FileFollower {
         const file = this.#file;
         if (file === null || this.#closed) return;
         // A fresh buffer each time: the splitter keeps the parts of a line not yet complete.
-        const buffer = Buffer.allocUnsafe(READ_BYTES);
-        const { bytesRead } = await file.read(buffer, 0, READ_BYTES, this.#position);
+        const buffer = Buffer.allocUnsafe(this.#readBytes);
+        const { bytesRead } = await file.read(buffer, 0, buffer.length, this.#position);
         if (bytesRead === 0) break;
         this.#position += bytesRead;
         this.#take(buffer.subarray(0, bytesRead));
+        this.#readBytes = bytesRead === buffer.length ? Math.min(READ_BYTES, buffer.length * 2) : FIRST_READ_BYTES;
       }
     } while (this.#again);
   }
