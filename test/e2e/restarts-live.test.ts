@@ -88,3 +88,51 @@ for (const engine of LIVE_ENGINES) {
     await waitUntilGone(pid);
   });
 }
+
+for (const how of ['SIGKILL', 'SIGTERM'] as const) {
+  t.test(`jobs in every state across a daemon ${how}: each ends exactly as it would have, every output line told once`, async (t) => {
+    // Four slots, held by the running turns and the live sessions (a resumable job waits without
+    // one): the sixth job queues behind them.
+    const every = { ...config, max_concurrent: 4, engines: { ...engines, codex: { command: [join(FIXTURES, 'fake-codex.mjs')] } } };
+    const daemon = await TestDaemon.start({ config: every });
+    t.teardown(() => daemon.cleanup());
+    const client = await daemon.client();
+    const create = (params: Record<string, unknown>): Promise<JobView> => client.request<JobView>('jobs/create', params);
+    const running = await create({ skill_id: 'echo-auto', engine: 'codex', input: { release_file: RELEASE_FILE, emit: { greeting: 'running' } } });
+    const resumable = await create({ skill_id: 'echo-both', engine: 'codex', execution_mode: 'interactive', input: { scenario: 'ask', emit: { greeting: 'resumable' } } });
+    const live = await create({ skill_id: 'echo-both', engine: 'gemini', execution_mode: 'interactive', input: { scenario: 'ask', emit: { greeting: 'live' } } });
+    const midTurn = await create({ skill_id: 'echo-both', engine: 'claude', execution_mode: 'interactive', input: { scenario: 'ok', release_file: RELEASE_FILE, emit: { greeting: 'mid' } } });
+    const approval = await create({ skill_id: 'echo-both', engine: 'iflow', execution_mode: 'interactive', approvals: 'ask', input: { scenario: 'approve', emit: { greeting: 'approval' } } });
+    await waitForStatus(client, resumable.job_id, ['waiting_user']);
+    const queued = await create({ skill_id: 'echo-auto', engine: 'codex', input: { emit: { greeting: 'queued' } } });
+    for (const job of [running, midTurn]) await waitForStatus(client, job.job_id, ['running']);
+    for (const job of [live, approval]) await waitForStatus(client, job.job_id, ['waiting_user']);
+    for (const job of [running, midTurn]) await daemon.enginePid(job.job_id);
+    t.match(await client.request('jobs/get', { job_id: queued.job_id }), { status: 'queued' });
+
+    if (how === 'SIGKILL') await daemon.kill();
+    else t.equal(await daemon.stop(), 0);
+    for (const job of [running, midTurn]) await daemon.release(job.job_id);
+
+    const again = await TestDaemon.start({ dir: daemon.dir, config: every });
+    t.teardown(() => again.stop());
+    const c = await again.client();
+    await c.request('jobs/reply', { job_id: resumable.job_id, interaction_id: 1, response: 'r' });
+    await c.request('jobs/reply', { job_id: live.job_id, interaction_id: 1, response: 'l' });
+    await c.request('jobs/reply', { job_id: approval.job_id, interaction_id: 1, response: 'allow' });
+    for (const job of [running, resumable, live, midTurn, approval, queued]) {
+      const done = await waitForStatus(c, job.job_id);
+      t.equal(done.status, 'succeeded', `${String(job['skill_id'])} ${job.engine}: ${JSON.stringify(done.error)}`);
+      const trail = await EventTrail.follow(again, job.job_id);
+      await trail.finished();
+      t.notOk(trail.statuses.includes('failed'), 'no failure on the way');
+    }
+    for (const job of [running, midTurn]) {
+      const trail = await EventTrail.follow(again, job.job_id);
+      await trail.finished();
+      const told = trail.of('output').filter((e) => e.data['stream'] === 'stdout').map((e) => String(e.data['text']));
+      const file = job === running ? join(again.runDir(job.job_id), 'attempts', '1', 'stdout.log') : join(again.runDir(job.job_id), 'engine', 'live.stdout');
+      t.same(told, (await readFile(file, 'utf8')).split('\n').slice(0, -1), 'every output line told once');
+    }
+  });
+}
