@@ -212,6 +212,29 @@ t.test('a host that stops renewing its lease: its jobs are settled by another as
   t.match(await waitForStatus(c.client, orphan.job_id), { status: 'failed', error: { code: 'HOST_LOST', message: /host "host-a"/ } });
 });
 
+t.test('a host that restarts under its own host_id, before it is taken for gone, takes up its running turn and its live session (docs/restarts.md)', { skip }, async (t) => {
+  const url = await sharedStore();
+  const a = await host(t, url, 'host-a', { max_concurrent: 3, engines: STICKY_ENGINES });
+  const running = await create(a, { release_file: 'release', emit: { greeting: 'kept' } }, { skill_id: 'echo-auto' });
+  const live = await create(a, { scenario: 'ask' }, { execution_mode: 'interactive' });
+  t.match(live, { interactive_profile: { kind: 'sticky_process' } });
+  await waitForStatus(a.client, running.job_id, ['running']);
+  await waitForStatus(a.client, live.job_id, ['waiting_user']);
+  const pids = [await a.daemon.enginePid(running.job_id), await a.daemon.enginePid(live.job_id)];
+  await a.daemon.kill();
+
+  const a2 = await host(t, url, 'host-a', { max_concurrent: 3, engines: STICKY_ENGINES }, a.daemon.dir);
+  t.match(await a2.client.request('jobs/get', { job_id: running.job_id }), { status: 'running' }, 'the turn goes on');
+  t.match(await a2.client.request('jobs/get', { job_id: live.job_id }), { status: 'waiting_user' }, 'the live session keeps waiting');
+  await a2.daemon.release(running.job_id);
+  await a2.client.request('jobs/reply', { job_id: live.job_id, interaction_id: 1, response: 'after the restart' });
+  t.match(await waitForStatus(a2.client, running.job_id), { status: 'succeeded' });
+  t.match(await waitForStatus(a2.client, live.job_id), { status: 'succeeded' });
+  const calls = await a2.daemon.engineCalls(live.job_id);
+  t.same(new Set(calls.map((call) => processOf(call))).size, 1, 'the same live process took the reply');
+  for (const pid of pids) await waitUntilGone(pid);
+});
+
 t.test('a host taken for gone while it was stopped stops itself when it runs again (exit 75), and its engine with it', { skip }, async (t) => {
   const url = await sharedStore();
   const lease = { lease_ttl_ms: 5000 };
