@@ -206,3 +206,28 @@ t.test('`daemon/stop` keeps the engines by default; a bad `engines` is refused a
   await again.release(job.job_id);
   t.equal((await waitForStatus(c, job.job_id)).status, 'succeeded');
 });
+
+for (const [what, change, problem] of [
+  ['a pid now taken by another process', { start_time: '1' }, /keeper ended without the exit status/],
+  ['a machine that rebooted', { boot_id: '00000000-0000-0000-0000-000000000000' }, /the machine restarted since it started/],
+] as const) {
+  t.test(`never by pid alone: a record whose keeper is not the same process (${what}) is not taken up`, async (t) => {
+    const daemon = await TestDaemon.start({ config });
+    t.teardown(() => daemon.cleanup());
+    const client = await daemon.client();
+    const job = await held(client);
+    await waitForStatus(client, job.job_id, ['running']);
+    const pid = await daemon.enginePid(job.job_id);
+    await daemon.kill();
+    const path = join(daemon.runDir(job.job_id), 'engine', 'keeper.json');
+    const record = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+    // The recorded pid is alive (the keeper), but the record says another process, or another boot.
+    await writeFile(path, JSON.stringify({ ...record, ...change }));
+
+    const again = await TestDaemon.start({ dir: daemon.dir, config });
+    t.teardown(() => again.stop());
+    const c = await again.client();
+    t.match(await c.request('jobs/get', { job_id: job.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED', message: problem } });
+    t.notOk(alive(pid), 'what is left of the job is stopped, by its job mark');
+  });
+}
