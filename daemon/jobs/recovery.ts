@@ -67,6 +67,7 @@ export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promis
     else if (job.status === 'waiting_user') settling.push(moves.waiting(job, lost.get(job.job_id) ?? null));
   }
   await Promise.all(settling);
+  if (active.length === 0) return;
   const ms = (from: number, to: number): number => Math.round(to - from);
   d.logger.info({ active: active.length, taken_up: adopted.size, not_taken_up: lost.size, take_up_ms: ms(startedAt, tookUpAt), stop_leftovers_ms: ms(tookUpAt, stoppedAt), settle_ms: ms(stoppedAt, performance.now()) }, 'recovered');
 }
