@@ -120,7 +120,7 @@ export class StickySession {
     const entries = self.#journal.read();
     if (entries.length === 0) return { problem: 'its live session kept no journal' };
     const lines = spoolLines(spec.keeperDir, MAX_ENGINE_LINE_BYTES);
-    const upTo = Math.min(lines.length, Math.max(told.stdout, ...entries.map((entry) => entry.at)));
+    const upTo = Math.min(lines.length, entries.reduce((most, entry) => Math.max(most, entry.at), told.stdout));
     let logs = spec.logs;
     self.#replaying = true;
     let next = 0;
