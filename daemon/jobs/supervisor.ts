@@ -11,6 +11,7 @@ import { JobBases } from './job-bases.js';
 import { JobCreation } from './job-creation.js';
 import { JobTasks } from './job-tasks.js';
 import { KeyedLock } from './keyed-lock.js';
+import { forgetRecord } from '../process/keeper.js';
 import { Launcher, storeSession, type StickyHooks } from './launcher.js';
 import { replyPrompt } from './prompt.js';
 import type { JobQueries } from './queries.js';
@@ -199,6 +200,8 @@ export class Supervisor {
     const attempt = job.attempt + 1;
     // The attempt's folder first: a job must never be running without the place its logs go.
     await folder.startAttempt(attempt, plan.prompt);
+    // The keeper of an earlier turn is no record of this one: a restart before the process starts finds none.
+    forgetRecord(folder.engineDir);
     // A job's isolation is decided as its first turn starts, by the host that runs it, for good.
     const isolation = job.attempt === 0 && job.isolation === null ? { isolation: this.#d.sandbox.view.isolation } : {};
     job = await this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString(), ...isolation });

@@ -125,9 +125,9 @@ export class FileFollower {
       const nl = chunk.indexOf(0x0a, start);
       const end = nl === -1 ? chunk.length : nl + 1;
       const part = chunk.subarray(start, end);
-      const replaying = this.#skip > 0;
+      // Copied before its line is told: whoever hears of the line (a turn's end) finds it in the copy.
+      if (this.#skip === 0) this.#sink.bytes?.(part);
       this.#splitter.push(part);
-      if (!replaying) this.#sink.bytes?.(part);
       start = end;
     }
   }

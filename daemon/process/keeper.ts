@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BWRAP } from '../sandbox/bwrap.js';
 
@@ -68,6 +68,11 @@ export function writeRecord(dir: string, record: KeeperRecord): void {
   const path = join(dir, KEEPER_FILES.record);
   writeFileSync(`${path}.tmp`, `${JSON.stringify(record)}\n`, { mode: 0o600 });
   renameSync(`${path}.tmp`, path);
+}
+
+/** A new engine process is about to be started for the job: the record of the one before is no record of it. */
+export function forgetRecord(dir: string): void {
+  rmSync(join(dir, KEEPER_FILES.record), { force: true });
 }
 
 /** A process the daemon stopped itself is never taken up again: its record is put aside. */
