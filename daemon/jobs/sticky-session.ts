@@ -5,7 +5,7 @@ import { LiveSessionClosed, type ApprovalDecision, type ApprovalRequest, type Li
 import { MAX_ENGINE_LINE_BYTES, type EngineProcess, type ExitInfo, type OutputStream, type Spawner } from '../process/spawn.js';
 import { LIVE_FILES, LiveJournal, spoolLines, type JournalEntry, type SpoolLine } from './live-journal.js';
 import type { ProcessOutcome } from './gate.js';
-import { checkTurnEnd, classify, keepTail, type LaunchSpec, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
+import { checkTurnEnd, classify, keepTail, overflowText, type LaunchSpec, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
 
 export interface StickySpec extends LaunchSpec {
   protocol: LiveProtocol;
@@ -362,10 +362,6 @@ export class StickySession {
     this.#session.dispose(new LiveSessionClosed(`the engine process ${how}`));
     if (this.#turn === null && !this.#closing) this.#spec.onLost(exit);
   }
-}
-
-function overflowText(bytes: number): string {
-  return `[skilld: a line of more than ${bytes} bytes was dropped]`;
 }
 
 /** What the protocol's end of turn means for the job, before any stop asked for. */

@@ -65,6 +65,11 @@ export function keepTail(tail: string[], line: string): void {
   tail.push(line);
 }
 
+/** What stands in a job's output for a line too long to keep. */
+export function overflowText(bytes: number): string {
+  return `[skilld: a line of more than ${bytes} bytes was dropped]`;
+}
+
 /** What a turn's output feeds: its parser always, and the job's events for what is new. */
 class TurnOutput {
   sawOutput = false;
@@ -83,7 +88,7 @@ class TurnOutput {
   }
 
   overflow(stream: OutputStream, bytes: number, replayed: boolean): void {
-    if (!replayed) this.#spec.onOutput(stream, `[skilld: a line of more than ${bytes} bytes was dropped]`);
+    if (!replayed) this.#spec.onOutput(stream, overflowText(bytes));
   }
 }
 
