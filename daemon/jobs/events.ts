@@ -54,8 +54,12 @@ export function cursorAfter(seq: number): EventCursor {
  * numbered per job without gaps, told to live listeners, replayable.
  */
 export interface JobEvents {
-  /** Picks up the numbering of a job whose events were written by an earlier daemon. */
-  prime(jobId: string): Promise<void>;
+  /**
+   * Picks up the numbering of a job whose events were written by an earlier daemon. A store that
+   * reads them all to do so shows each to `visit` on the way and resolves true; false: it read
+   * none (`read` has them).
+   */
+  prime(jobId: string, visit?: (event: JobEventRecord) => void): Promise<boolean>;
   emit(jobId: string, type: JobEventType, data: unknown): void;
   listen(listener: EventListener): () => void;
   /**
@@ -103,12 +107,17 @@ export class EventLog implements JobEvents {
    * Picks up the numbering of a job whose log was written by an earlier daemon, reading it a page
    * at a time, and cuts off a line a crash left torn, so that the next append starts a line.
    */
-  async prime(jobId: string): Promise<void> {
+  async prime(jobId: string, visit?: (event: JobEventRecord) => void): Promise<boolean> {
     let cursor = cursorAfter(0);
-    for (let end = false; !end; ) ({ cursor, end } = await readEventPage(this.#path(jobId), cursor, PRIME_PAGE_BYTES));
+    for (let end = false; !end; ) {
+      const page = await readEventPage(this.#path(jobId), cursor, PRIME_PAGE_BYTES);
+      if (visit !== undefined) for (const event of page.events) visit(event);
+      ({ cursor, end } = page);
+    }
     this.#log(jobId).lastSeq = cursor.seq;
     const size = (await stat(this.#path(jobId)).catch(() => null))?.size ?? 0;
     if (size > cursor.at) await truncate(this.#path(jobId), cursor.at);
+    return true;
   }
 
   emit(jobId: string, type: JobEventType, data: unknown): JobEventRecord {

@@ -4,7 +4,7 @@ import type { Store } from '../store/store.js';
 import type { JobEvents } from './events.js';
 import type { Job } from './job.js';
 import type { Launcher, StickyHooks } from './launcher.js';
-import { outputSeen } from './output-seen.js';
+import { primeCounting } from './output-seen.js';
 import type { RunFolder } from './run-folder.js';
 import type { StickySession } from './sticky-session.js';
 import type { TurnHandle } from './turn.js';
@@ -46,10 +46,11 @@ export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promis
   // Jobs apart are taken up side by side: what each waits for is its own files.
   await Promise.all(
     active.map(async (job) => {
-      await d.events.prime(job.job_id);
       const sticky = job.interactive_profile?.kind === 'sticky_process';
-      if (job.status !== 'running' && !(sticky && job.status === 'waiting_user')) return;
-      const problem = await takeUp(d, moves, job, sticky);
+      const hasEngine = job.status === 'running' || (sticky && job.status === 'waiting_user');
+      const told = await primeCounting(d.events, job.job_id, hasEngine);
+      if (!hasEngine) return;
+      const problem = await takeUp(d, moves, job, sticky, told);
       if (problem === null) adopted.add(job.job_id);
       else lost.set(job.job_id, problem);
     }),
@@ -73,8 +74,7 @@ export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promis
 }
 
 /** Takes up a job's engine process, a one-shot turn or a live session; null once it goes on here, else why it cannot. */
-async function takeUp(d: RecoveryDeps, moves: RecoveryMoves, job: Job, sticky: boolean): Promise<string | null> {
-  const told = await outputSeen(d.events, job.job_id);
+async function takeUp(d: RecoveryDeps, moves: RecoveryMoves, job: Job, sticky: boolean, told: Record<'stdout' | 'stderr', number>): Promise<string | null> {
   if (!sticky) {
     const turn = await d.launcher.adoptTurn(job, d.folder(job.job_id), told);
     if ('problem' in turn) return turn.problem;

@@ -93,7 +93,7 @@ class PatchyEvents implements JobEvents {
     this.log = log;
   }
 
-  prime(jobId: string): Promise<void> {
+  prime(jobId: string): Promise<boolean> {
     return this.log.prime(jobId);
   }
 

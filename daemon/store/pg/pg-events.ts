@@ -81,8 +81,10 @@ export class PgEvents implements JobEvents {
     this.#clock = clock;
   }
 
-  /** Numbers come from the store: nothing to pick up. */
-  async prime(): Promise<void> {}
+  /** Numbers come from the store: nothing to pick up, nothing read. */
+  prime(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
 
   emit(jobId: string, type: JobEventType, data: unknown): void {
     const queue = this.#queue(jobId);
