@@ -107,8 +107,8 @@ export class Launcher {
     const messages = this.#messages(job, spec);
     const adopted = await adoptTurn(this.#d.spawner, this.#d.clock, { ...spec, ...messages.spec, hardTimeoutMs: job.hard_timeout_sec * 1000 }, skip);
     if ('problem' in adopted) return adopted;
-    const turn = messages.ended(adopted);
-    void turn.done.then(() => this.#d.store.removeProcess(turn.pid ?? 0)).catch(() => undefined);
+    const turn = messages.ended(adopted.turn);
+    void turn.done.then(() => this.#d.store.removeProcess(adopted.keeperPid)).catch(() => undefined);
     return turn;
   }
 

@@ -114,9 +114,10 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
  * Takes up a turn whose process an earlier daemon started (docs/restarts.md): its output is read
  * again from the start, `skip` lines of each stream as already told, and it runs on for what is
  * left of its hard timeout (none: it is stopped at once, as it would have been). What the turn
- * resumed is read from its keeper's record.
+ * resumed is read from its keeper's record, whose pid is given back (the process's record in the
+ * store is under it, though an engine that ended meanwhile has no pid to stop).
  */
-export async function adoptTurn(spawner: Spawner, clock: Clock, base: Omit<TurnSpec, 'resuming' | 'expectedSession' | 'stdin'>, skip: Record<OutputStream, number>): Promise<TurnHandle | { problem: string }> {
+export async function adoptTurn(spawner: Spawner, clock: Clock, base: Omit<TurnSpec, 'resuming' | 'expectedSession' | 'stdin'>, skip: Record<OutputStream, number>): Promise<{ turn: TurnHandle; keeperPid: number } | { problem: string }> {
   const spec: TurnSpec = { ...base, resuming: false, expectedSession: null, stdin: null };
   const output = new TurnOutput(spec);
   const adopted = await spawner.adopt({
@@ -136,7 +137,7 @@ export async function adoptTurn(spawner: Spawner, clock: Clock, base: Omit<TurnS
   const deadline = Date.parse(adopted.record.started_at) + spec.hardTimeoutMs;
   // An engine that ended while no daemon was there ended as it did, unless that was past its deadline.
   const timeoutMs = adopted.endedAt === null ? deadline - clock.now().getTime() : adopted.endedAt.getTime() > deadline ? 0 : Number.POSITIVE_INFINITY;
-  return watchTurn(adopted.process, clock, spec, output, timeoutMs);
+  return { turn: watchTurn(adopted.process, clock, spec, output, timeoutMs), keeperPid: adopted.record.pid };
 }
 
 function watchTurn(proc: EngineProcess, clock: Clock, spec: TurnSpec, output: TurnOutput, timeoutMs: number): TurnHandle {
