@@ -1,6 +1,6 @@
 // Restarts interrupt nothing (docs/restarts.md): engine processes outlive the daemon, and the next
 // daemon takes them up where they are.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,16 @@ const config = { max_concurrent: 3, kill_grace_ms: 300, engines_on_stop: 'keep' 
 const held = (client: RpcClient, extra: Record<string, unknown> = {}): Promise<JobView> =>
   client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { release_file: RELEASE_FILE, emit: { greeting: 'kept' } }, ...extra });
 
+/** A daemon (stopped and removed at the test's end) with one turn of `held` running, its engine started. */
+async function holding(t: Test, extra: Record<string, unknown> = {}, options: { bin?: string } = {}): Promise<{ daemon: TestDaemon; client: RpcClient; job: JobView; pid: number }> {
+  const daemon = await TestDaemon.start({ config, ...options });
+  t.teardown(() => daemon.cleanup());
+  const client = await daemon.client();
+  const job = await held(client, extra);
+  await waitForStatus(client, job.job_id, ['running']);
+  return { daemon, client, job, pid: await daemon.enginePid(job.job_id) };
+}
+
 /** A finished job's stdout lines as its `output` events told them, and as its engine printed them. */
 async function outputOf(daemon: TestDaemon, jobId: string): Promise<{ told: string[]; printed: string[] }> {
   const trail = await EventTrail.follow(daemon, jobId);
@@ -26,12 +36,7 @@ async function outputOf(daemon: TestDaemon, jobId: string): Promise<{ told: stri
 
 for (const how of ['SIGKILL', 'SIGTERM'] as const) {
   t.test(`a running one-shot turn outlives the daemon (${how}): it goes on, with every output line told once`, async (t) => {
-    const daemon = await TestDaemon.start({ config });
-    t.teardown(() => daemon.cleanup());
-    const client = await daemon.client();
-    const job = await held(client);
-    await waitForStatus(client, job.job_id, ['running']);
-    const pid = await daemon.enginePid(job.job_id);
+    const { daemon, job, pid } = await holding(t);
     // The engine printed before the restart.
     await (await EventTrail.follow(daemon, job.job_id)).until((e) => e.type === 'output');
 
@@ -58,12 +63,7 @@ for (const how of ['SIGKILL', 'SIGTERM'] as const) {
 }
 
 t.test('an engine that ended while the daemon was away ends its turn as it ended', async (t) => {
-  const daemon = await TestDaemon.start({ config });
-  t.teardown(() => daemon.cleanup());
-  const client = await daemon.client();
-  const job = await held(client);
-  await waitForStatus(client, job.job_id, ['running']);
-  const pid = await daemon.enginePid(job.job_id);
+  const { daemon, job, pid } = await holding(t);
   await daemon.kill();
   await daemon.release(job.job_id);
   await waitUntilGone(pid);
@@ -77,12 +77,7 @@ t.test('an engine that ended while the daemon was away ends its turn as it ended
 });
 
 t.test('a hard timeout that passed while the daemon was away stops the turn at the start, as TIMEOUT', async (t) => {
-  const daemon = await TestDaemon.start({ config });
-  t.teardown(() => daemon.cleanup());
-  const client = await daemon.client();
-  const job = await held(client, { hard_timeout_sec: 1 });
-  await waitForStatus(client, job.job_id, ['running']);
-  const pid = await daemon.enginePid(job.job_id);
+  const { daemon, job, pid } = await holding(t, { hard_timeout_sec: 1 });
   const { started_at } = JSON.parse(await readFile(join(daemon.runDir(job.job_id), 'engine', 'keeper.json'), 'utf8')) as { started_at: string };
   await daemon.kill();
   // The deadline passes while no daemon is there; the engine would wait forever.
@@ -96,12 +91,7 @@ t.test('a hard timeout that passed while the daemon was away stops the turn at t
 });
 
 t.test('a keeper that is gone without its engine\'s status: the engine is stopped, the job fails as interrupted', async (t) => {
-  const daemon = await TestDaemon.start({ config });
-  t.teardown(() => daemon.cleanup());
-  const client = await daemon.client();
-  const job = await held(client);
-  await waitForStatus(client, job.job_id, ['running']);
-  const pid = await daemon.enginePid(job.job_id);
+  const { daemon, job, pid } = await holding(t);
   const record = JSON.parse(await readFile(join(daemon.runDir(job.job_id), 'engine', 'keeper.json'), 'utf8')) as { pid: number };
   await daemon.kill();
   process.kill(record.pid, 'SIGKILL');
@@ -116,12 +106,7 @@ t.test('a keeper that is gone without its engine\'s status: the engine is stoppe
 });
 
 t.test('`skillctl daemon stop --jobs` (daemon/stop with engines "stop") ends every engine with the daemon, as a maintenance stop', async (t) => {
-  const daemon = await TestDaemon.start({ config });
-  t.teardown(() => daemon.cleanup());
-  const client = await daemon.client();
-  const job = await held(client);
-  await waitForStatus(client, job.job_id, ['running']);
-  const pid = await daemon.enginePid(job.job_id);
+  const { daemon, job, pid } = await holding(t);
   const exited = new Promise((resolve) => daemon.child.once('exit', resolve));
   const stopped = await runSkillctl(['--socket', daemon.socket, 'daemon', 'stop', '--jobs'], { PATH: process.env['PATH'] ?? '' });
   t.match(stopped, { code: 0, stdout: 'stopping the daemon and every engine process\n' });
@@ -149,13 +134,8 @@ async function otherBuild(version: string): Promise<{ bin: string; remove(): Pro
 t.test('an upgrade: a turn started by one build is taken up by another, which speaks its keeper protocol', async (t) => {
   const old = await otherBuild('0.0.1-old');
   t.teardown(() => old.remove());
-  const daemon = await TestDaemon.start({ config, bin: old.bin });
-  t.teardown(() => daemon.cleanup());
-  const client = await daemon.client();
+  const { daemon, client, job, pid } = await holding(t, {}, { bin: old.bin });
   t.match(await client.request('daemon/ping'), { version: '0.0.1-old' });
-  const job = await held(client);
-  await waitForStatus(client, job.job_id, ['running']);
-  const pid = await daemon.enginePid(job.job_id);
   t.equal(await daemon.stop(), 0);
 
   const again = await TestDaemon.start({ dir: daemon.dir, config });
@@ -166,25 +146,6 @@ t.test('an upgrade: a turn started by one build is taken up by another, which sp
   t.ok(alive(pid), 'the same engine process');
   await again.release(job.job_id);
   t.equal((await waitForStatus(c, job.job_id)).status, 'succeeded');
-});
-
-t.test('a keeper of a protocol this daemon does not know (a downgrade) is not taken up: it is stopped, and the job says why', async (t) => {
-  const daemon = await TestDaemon.start({ config });
-  t.teardown(() => daemon.cleanup());
-  const client = await daemon.client();
-  const job = await held(client);
-  await waitForStatus(client, job.job_id, ['running']);
-  const pid = await daemon.enginePid(job.job_id);
-  await daemon.kill();
-  const path = join(daemon.runDir(job.job_id), 'engine', 'keeper.json');
-  const record = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
-  await writeFile(path, JSON.stringify({ ...record, keeper: 99 }));
-
-  const again = await TestDaemon.start({ dir: daemon.dir, config });
-  t.teardown(() => again.stop());
-  const c = await again.client();
-  t.notOk(alive(pid), 'its engine is stopped before the socket accepts');
-  t.match(await c.request('jobs/get', { job_id: job.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED', message: /protocol version 99/ } });
 });
 
 t.test('`daemon/stop` keeps the engines by default; a bad `engines` is refused and stops nothing', async (t) => {
@@ -207,27 +168,25 @@ t.test('`daemon/stop` keeps the engines by default; a bad `engines` is refused a
   t.equal((await waitForStatus(c, job.job_id)).status, 'succeeded');
 });
 
+// A record the daemon cannot use: its engine is not taken up, what is left of the job is stopped,
+// and the job says why.
 for (const [what, change, problem] of [
-  ['a pid now taken by another process', { start_time: '1' }, /keeper ended without the exit status/],
-  ['a machine that rebooted', { boot_id: '00000000-0000-0000-0000-000000000000' }, /the machine restarted since it started/],
+  ['never by pid alone: the pid now names another process', { start_time: '1' }, /keeper ended without the exit status/],
+  ['never by pid alone: a machine that rebooted', { boot_id: '00000000-0000-0000-0000-000000000000' }, /the machine restarted since it started/],
+  ['a keeper protocol this daemon does not know (a downgrade)', { keeper: 99 }, /protocol version 99/],
 ] as const) {
-  t.test(`never by pid alone: a record whose keeper is not the same process (${what}) is not taken up`, async (t) => {
-    const daemon = await TestDaemon.start({ config });
-    t.teardown(() => daemon.cleanup());
-    const client = await daemon.client();
-    const job = await held(client);
-    await waitForStatus(client, job.job_id, ['running']);
-    const pid = await daemon.enginePid(job.job_id);
+  t.test(`a record it cannot take up (${what}): the engine is stopped, and the job says why`, async (t) => {
+    const { daemon, job, pid } = await holding(t);
     await daemon.kill();
     const path = join(daemon.runDir(job.job_id), 'engine', 'keeper.json');
     const record = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
-    // The recorded pid is alive (the keeper), but the record says another process, or another boot.
+    // The recorded pid is alive (the keeper), but the record says another process, another boot, another protocol.
     await writeFile(path, JSON.stringify({ ...record, ...change }));
 
     const again = await TestDaemon.start({ dir: daemon.dir, config });
     t.teardown(() => again.stop());
     const c = await again.client();
+    t.notOk(alive(pid), 'what is left of the job is stopped before the socket accepts');
     t.match(await c.request('jobs/get', { job_id: job.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED', message: problem } });
-    t.notOk(alive(pid), 'what is left of the job is stopped, by its job mark');
   });
 }
