@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { constants as fsConstants, createWriteStream, openSync, type WriteStream } from 'node:fs';
+import { constants as fsConstants, createWriteStream, openSync, rmSync, type WriteStream } from 'node:fs';
 import { Socket } from 'node:net';
 import { constants } from 'node:os';
 import type { Hold } from './containment.js';
@@ -110,6 +110,8 @@ export class KeptProcess implements EngineProcess {
       // What the engine left running is stopped by its hold, in parallel with the last reads.
       await Promise.all([this.#hold.release(this.pid), ...this.#followers.map((f) => f.finish())]);
       this.#close();
+      // Nothing reads it any more; a run folder keeps only regular files (copies and backups of it work).
+      if (p.input !== null) rmSync(p.input, { force: true });
       return info;
     });
   }

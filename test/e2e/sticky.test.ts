@@ -1,6 +1,7 @@
 import t from 'tap';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENGINE_NAMES, FIXTURES, TestDaemon, alive, processOf, waitForFile, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { ENGINE_NAMES, FIXTURES, TestDaemon, alive, processOf, waitForFile, waitForStatus, waitUntilRemoved, type JobView } from '../helpers/daemon.js';
 
 // The fakes fail the resume probe with FAKE_ENGINE_NO_RESUME; sticky jobs then run in their protocol modes.
 const stickyEnv = { FAKE_ENGINE_NO_RESUME: '1' };
@@ -32,6 +33,8 @@ for (const engine of ENGINE_NAMES) {
     const before = Date.now();
     const { job, pid } = await waitingJob(engine, { session_timeout_sec: 600 });
     t.ok(alive(pid), 'LC-5 the engine process stays resident while waiting');
+    const input = join(daemon.stateDir, 'runs', job.job_id, 'engine', 'stdin');
+    t.ok(existsSync(input), 'the live input is a FIFO in the run folder');
     t.match(await client.request('daemon/status'), { slots: { used: 1 } }, 'LC-5 the slot is kept');
     const deadline = Date.parse(job['wait_deadline_at'] as string);
     t.ok(deadline >= before + 600_000 && deadline <= Date.now() + 600_000, 'PR-11 wait_deadline_at = now + session_timeout_sec');
@@ -44,6 +47,8 @@ for (const engine of ENGINE_NAMES) {
     t.equal(new Set(calls.map(processOf)).size, 1, 'PR-12 both turns ran in the same process');
     t.equal(calls[1]?.prompt, 'Paris', 'the reply is the next turn');
     t.match(await client.request('daemon/status'), { slots: { used: 0 } });
+    await waitUntilRemoved(input);
+    t.pass('the FIFO goes with its process: the run folder holds regular files only');
   });
 }
 
@@ -75,6 +80,7 @@ t.test('PR-18 a sticky process that dies while its job waits fails the job with 
   const failed = await waitForStatus(client, job.job_id);
   t.match(failed, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST' } });
   t.match(await client.request('daemon/status'), { slots: { used: 0 } }, 'its slot is released');
+  t.notOk(existsSync(join(daemon.stateDir, 'runs', job.job_id, 'engine', 'stdin')), 'the FIFO of a lost process is removed');
 });
 
 t.test('cancel of a waiting sticky job stops its process and frees the slot', async (t) => {

@@ -322,6 +322,15 @@ export async function waitForFile(path: string, timeoutMs = 10_000): Promise<str
   }
 }
 
+/** Waits for a file to be removed (what the daemon cleans up after a process has ended). */
+export async function waitUntilRemoved(path: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (existsSync(path)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${path} to be removed`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** Waits until the process is gone (a zombie counts as gone), e.g. after a teardown killed it. */
 export async function waitUntilGone(pid: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
