@@ -73,7 +73,12 @@ export const p11: Benchmark = {
     await new Promise((resolve) => first.child.once('exit', resolve));
     // The next daemon stops what it holds when the benchmark ends.
     const again = await BenchDaemon.start({ dir, config: { ...config, engines_on_stop: 'stop' }, engines });
+    const answering = performance.now();
     try {
+      // The socket answers once recovery has decided; a request naming a job waits for that job's take-up.
+      const probe = await again.client();
+      await Promise.all([...live, ...jobs].map((job) => probe.request('jobs/get', { job_id: job.job_id })));
+      const everyJobMs = again.readyMs + (performance.now() - answering);
       r.check({
         metric: `start → ready, taking up ${sizes.live} live sessions and ${sizes.running} running turns`,
         value: again.readyMs,
@@ -83,7 +88,12 @@ export const p11: Benchmark = {
         target: { kind: 'value<=', limit: 2000 },
       });
       r.info(`taking them up added ${(again.readyMs - emptyReadyMs).toFixed(0)} ms to start → ready`);
-      const recovered = again.diagnostics().split('\n').find((line) => line.includes('"recovered"'));
+      r.info(`start → every one of the ${sizes.live + sizes.running} jobs taken up (a request naming it answered): ${everyJobMs.toFixed(0)} ms`);
+      let recovered: string | undefined;
+      for (let i = 0; i < 250 && recovered === undefined; i += 1) {
+        recovered = again.diagnostics().split('\n').find((line) => line.includes('"recovered"'));
+        if (recovered === undefined) await sleep(20);
+      }
       if (recovered !== undefined) r.info(`the daemon's own account: ${recovered.replace(/^.*?"active"/, '{"active"').replace(/,"msg".*$/, '}')}`);
       const c = await again.client();
       const after = await EventHub.attach(await again.client());

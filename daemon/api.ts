@@ -121,6 +121,22 @@ export function withStorageErrors<C>(methods: Record<MethodName, MethodHandler<C
   return wrapped;
 }
 
+/**
+ * A request that names a job still being recovered after a restart waits until that job is taken
+ * up or settled (docs/restarts.md): it never sees nor changes a job half recovered.
+ */
+export function afterRecovery<C>(methods: Record<MethodName, MethodHandler<C>>, recovering: (jobId: string) => Promise<void> | null): Record<MethodName, MethodHandler<C>> {
+  const wrapped = {} as Record<MethodName, MethodHandler<C>>;
+  for (const [name, handler] of Object.entries(methods) as Array<[MethodName, MethodHandler<C>]>) {
+    wrapped[name] = (params, context) => {
+      const jobId = (params as { job_id?: unknown } | null | undefined)?.job_id;
+      const recovered = typeof jobId === 'string' ? recovering(jobId) : null;
+      return recovered === null ? handler(params, context) : recovered.then(() => handler(params, context));
+    };
+  }
+  return wrapped;
+}
+
 function storageFailure(error: unknown): never {
   throw asStorageError(error, 'the request', 'answer');
 }

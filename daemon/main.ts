@@ -5,7 +5,7 @@ import { Dispatcher } from '../rpc/dispatcher.js';
 import { checkFolderTrust, type FolderUse } from '../rpc/folder-trust.js';
 import { bindMethods } from '../rpc/methods.js';
 import { RpcServer, type ListenTarget } from '../rpc/server.js';
-import { createApi, withStorageErrors } from './api.js';
+import { afterRecovery, createApi, withStorageErrors } from './api.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { EngineCatalog } from './engines/info.js';
@@ -44,7 +44,8 @@ export interface Daemon {
 
 /**
  * The composition root: the only place that builds the real clock, spawner, store, logger and
- * watcher. The socket accepts connections only after recovery has finished.
+ * watcher. The socket accepts connections once recovery has decided what to take up; each job
+ * under recovery waits on its own lock until it is taken up or settled (see jobs/recovery.ts).
  */
 export async function startDaemon(config: Config, logger: Logger, listen: ListenTarget): Promise<Daemon> {
   const clock = systemClock;
@@ -89,7 +90,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const subscriptions = new Subscriptions(events, clock, logger);
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
   const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, sandbox: sandbox.view, store, pool, skills, engines, probe, supervisor, router, queries, subscriptions, faults, requestStop });
-  const dispatcher = new Dispatcher(bindMethods(withStorageErrors(api)), (method, error) => faults.report('method', error, { method }));
+  const dispatcher = new Dispatcher(bindMethods(withStorageErrors(afterRecovery(api, (jobId) => supervisor.recoveries.of(jobId)))), (method, error) => faults.report('method', error, { method }));
   const limits = { maxConnections: config.max_connections, lineTimeoutMs: config.line_timeout_sec * 1000, idleTimeoutMs: config.idle_timeout_sec * 1000 };
   const server = new RpcServer(dispatcher, limits, (error) => faults.report('rpc_server', error), clock);
   const watcher = await SkillWatcher.start(
@@ -109,6 +110,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   await supervisor.recover();
   await membership?.start((method, params) => router.carry(method, params));
   await server.listen(listen);
+  supervisor.recoveries.begin();
   const notified = await notifySystemd('READY=1', process.env);
   if (notified !== null) logger.warn({ problem: notified }, 'could not notify systemd');
   logger.info({ version, socket: listen.kind === 'path' ? listen.path : `fd ${listen.fd}`, state_dir: config.state_dir, skills: skills.counts(), containment: containment.view, sandbox: sandbox.view }, 'skilld ready');

@@ -2,6 +2,7 @@ import type { Logger } from '../logger.js';
 import type { Spawner } from '../process/spawn.js';
 import type { Store } from '../store/store.js';
 import type { JobEvents } from './events.js';
+import type { KeyedLock } from './keyed-lock.js';
 import type { Job } from './job.js';
 import type { Launcher, StickyHooks } from './launcher.js';
 import { primeCounting } from './output-seen.js';
@@ -10,14 +11,64 @@ import type { StickySession } from './sticky-session.js';
 import type { TurnHandle } from './turn.js';
 import { stopLeftovers } from './turn-start.js';
 
+/**
+ * A restart's recovery as the supervisor holds it: each job's under its lock, taken at once (a
+ * request naming the job waits until it is done), begun once the daemon answers.
+ */
+export class Recoveries {
+  readonly #lock: KeyedLock;
+  readonly #onError: (jobId: string, error: unknown) => void;
+  readonly #jobs = new Map<string, Promise<void>>();
+  #begin: () => void = () => undefined;
+  #done: Promise<void> = Promise.resolve();
+
+  constructor(lock: KeyedLock, onError: (jobId: string, error: unknown) => void) {
+    this.#lock = lock;
+    this.#onError = onError;
+  }
+
+  /** Runs a job's recovery under its lock; what goes wrong in it is the job's error. */
+  exclusive(jobId: string, section: () => Promise<void>): Promise<void> {
+    const recovered = this.#lock.run(jobId, section).then(
+      () => undefined,
+      (error: unknown) => this.#onError(jobId, error),
+    );
+    this.#jobs.set(jobId, recovered);
+    void recovered.then(() => this.#jobs.delete(jobId));
+    return recovered;
+  }
+
+  decided(begin: () => void, done: Promise<void>, logger: Logger): void {
+    this.#begin = begin;
+    this.#done = done.catch((error: unknown) => logger.error({ err: error }, 'restart recovery failed'));
+  }
+
+  /** Settles once the job's recovery is done; null when none is under way. */
+  of(jobId: string): Promise<void> | null {
+    return this.#jobs.get(jobId) ?? null;
+  }
+
+  begin(): void {
+    this.#begin();
+  }
+
+  /** Begins what has not begun, and resolves once all of it is done (the daemon stops). */
+  async finish(): Promise<void> {
+    this.#begin();
+    await this.#done;
+  }
+}
+
 /** What recovery asks of the supervisor: each move is made there, by the one writer of job status. */
 export interface RecoveryMoves {
+  /** A job whose engine may still run keeps its slot while it is taken up (or found gone). */
+  hold(jobId: string): void;
   /** What a sticky job's live process reports to the supervisor. */
   hooks(jobId: string): StickyHooks;
-  /** An engine process taken up: the job holds its slot, keeps its live session, and its turn (if one runs or ended unheard) is watched. */
+  /** An engine process taken up: the job keeps its live session, and its turn (if one runs or ended unheard) is watched. */
   tookUp(job: Job, turn: TurnHandle | null, session: StickySession | null): void;
   /** A running job whose engine could not be taken up fails as interrupted. */
-  interrupted(job: Job, why: string): Promise<void>;
+  interrupted(job: Job, why: string): Promise<unknown>;
   queue(jobId: string): void;
   /** A waiting job after a restart; `lost` says why its live session could not be taken up. */
   waiting(job: Job, lost: string | null): Promise<void>;
@@ -30,47 +81,77 @@ export interface RecoveryDeps {
   logger: Logger;
   launcher: Pick<Launcher, 'adoptTurn' | 'adoptSession'>;
   folder(jobId: string): RunFolder;
+  recoveries: Recoveries;
 }
 
 /**
- * Restart recovery (docs/restarts.md), run before the socket accepts: the engine processes of
- * running turns and live sessions are taken up where they are; what the daemon before left of everything else is
- * stopped, and each other active job goes where it belongs, so that nothing stays `running`
- * without a process.
+ * Restart recovery (docs/restarts.md). What it does before the socket accepts is only to decide:
+ * the active jobs are read, each one's lock is taken and the slots of the jobs whose engines may
+ * still run are held. From `Recoveries.begin` on (once the daemon answers), the engine processes
+ * of running turns and live sessions are taken up where they are, each job on its own; what the
+ * daemon before left of everything else is stopped, and each other active job goes where it
+ * belongs, so that nothing stays `running` without a process.
  */
 export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promise<void> {
-  const startedAt = performance.now();
+  let begin!: () => void;
+  const begun = new Promise<void>((resolve) => (begin = resolve));
+  let startedAt = performance.now();
   const active = await d.store.activeJobs();
+  // Read before any turn can start here: what is stopped is only what the daemon before left.
+  const leftovers = await d.store.processes();
   const lost = new Map<string, string>();
   const adopted = new Set<string>();
-  // Jobs apart are taken up side by side: what each waits for is its own files.
-  await Promise.all(
-    active.map(async (job) => {
-      const sticky = job.interactive_profile?.kind === 'sticky_process';
-      const hasEngine = job.status === 'running' || (sticky && job.status === 'waiting_user');
-      const told = await primeCounting(d.events, job.job_id, hasEngine);
-      if (!hasEngine) return;
-      const problem = await takeUp(d, moves, job, sticky, told);
-      if (problem === null) adopted.add(job.job_id);
-      else lost.set(job.job_id, problem);
-    }),
-  );
-  const tookUpAt = performance.now();
-  // A turn taken up may end at once: from here on, its job is its own turn's to settle.
-  await stopLeftovers(d.store, d.spawner, d.logger, (jobId) => !adopted.has(jobId));
-  const stoppedAt = performance.now();
-  // Queued jobs in their order; the others each on their own.
-  const settling: Promise<void>[] = [];
-  for (const job of active) {
-    if (job.status === 'running' && !adopted.has(job.job_id)) settling.push(moves.interrupted(job, lost.get(job.job_id) ?? 'no keeper was recorded'));
-    else if (job.status === 'queued') moves.queue(job.job_id);
-    // A live session taken up keeps waiting; one that could not be is lost (and may be rescued).
-    else if (job.status === 'waiting_user') settling.push(moves.waiting(job, lost.get(job.job_id) ?? null));
-  }
-  await Promise.all(settling);
-  if (active.length === 0) return;
-  const ms = (from: number, to: number): number => Math.round(to - from);
-  d.logger.info({ active: active.length, taken_up: adopted.size, not_taken_up: lost.size, take_up_ms: ms(startedAt, tookUpAt), stop_leftovers_ms: ms(tookUpAt, stoppedAt), settle_ms: ms(stoppedAt, performance.now()) }, 'recovered');
+  const takenUp: Promise<void>[] = [];
+  let tookUpAt = startedAt;
+  let stoppedAt = startedAt;
+  let leftoversStopped: Promise<void> | null = null;
+  // Every take-up has ended (taken up or not): then what was not taken up is stopped, once.
+  const afterTakeUps = (): Promise<void> =>
+    (leftoversStopped ??= Promise.all(takenUp).then(async () => {
+      tookUpAt = performance.now();
+      await stopLeftovers(d.store, d.spawner, d.logger, leftovers, (jobId) => !adopted.has(jobId));
+      stoppedAt = performance.now();
+    }));
+  const sections = active.map((job) => {
+    const sticky = job.interactive_profile?.kind === 'sticky_process';
+    const hasEngine = job.status === 'running' || (sticky && job.status === 'waiting_user');
+    if (hasEngine) moves.hold(job.job_id);
+    let tookUp!: () => void;
+    takenUp.push(new Promise<void>((resolve) => (tookUp = resolve)));
+    return d.recoveries.exclusive(job.job_id, async () => {
+      await begun;
+      try {
+        const told = await primeCounting(d.events, job.job_id, hasEngine);
+        if (hasEngine) {
+          const problem = await takeUp(d, moves, job, sticky, told).catch((error: unknown) => `taking it up failed: ${(error as Error).message}`);
+          if (problem === null) adopted.add(job.job_id);
+          else lost.set(job.job_id, problem);
+        }
+      } finally {
+        tookUp();
+      }
+      // A turn taken up goes on (and may end at once); the rest waits until leftovers are stopped.
+      if (job.status === 'running' && adopted.has(job.job_id)) return;
+      if (!adopted.has(job.job_id)) await afterTakeUps();
+      if (job.status === 'running') await moves.interrupted(job, lost.get(job.job_id) ?? 'no keeper was recorded');
+      // A live session taken up keeps waiting; one that could not be is lost (and may be rescued).
+      else if (job.status === 'waiting_user') await moves.waiting(job, lost.get(job.job_id) ?? null);
+    });
+  });
+  // Queued jobs in their order, once no leftover of the daemon before can be taken for theirs.
+  const queued = afterTakeUps().then(() => {
+    for (const job of active) if (job.status === 'queued') moves.queue(job.job_id);
+  });
+  const done = Promise.all([...sections.map((section) => section.catch(() => undefined)), queued]).then(() => {
+    if (active.length === 0) return;
+    const ms = (from: number, to: number): number => Math.round(to - from);
+    d.logger.info({ active: active.length, taken_up: adopted.size, not_taken_up: lost.size, take_up_ms: ms(startedAt, tookUpAt), stop_leftovers_ms: ms(tookUpAt, stoppedAt), settle_ms: ms(stoppedAt, performance.now()) }, 'recovered');
+  });
+  const started = (): void => {
+    startedAt = performance.now();
+    begin();
+  };
+  d.recoveries.decided(started, done, d.logger);
 }
 
 /** Takes up a job's engine process, a one-shot turn or a live session; null once it goes on here, else why it cannot. */

@@ -58,16 +58,18 @@ export class Replies {
       return await this.#d.moveOn(job, response, pendingKind(history, job));
     } catch (error) {
       if (!isStorageFault(error)) throw error;
-      this.#d.background(job.job_id, () => this.continueStored(job.job_id));
+      this.#d.background(job.job_id, async () => void (await this.continueStored(job.job_id)));
       return job;
     }
   }
 
-  /** A waiting job whose pending round has a stored reply moves on with it (after a restart, or a storage fault). */
-  async continueStored(jobId: string): Promise<void> {
+  /** A waiting job whose pending round has a stored reply moves on with it (after a restart, or a storage fault); true when it did. */
+  async continueStored(jobId: string): Promise<boolean> {
     const job = await this.#d.get(jobId);
-    if (job.status !== 'waiting_user') return;
+    if (job.status !== 'waiting_user') return false;
     const round = (await this.#d.histories.read(jobId)).find((i) => i.interaction_id === job.pending_interaction_id);
-    if (round?.replied_at != null) await this.#d.moveOn(job, round.response, round.kind);
+    if (round?.replied_at == null) return false;
+    await this.#d.moveOn(job, round.response, round.kind);
+    return true;
   }
 }

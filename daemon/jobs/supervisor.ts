@@ -19,7 +19,7 @@ import type { RunFolder } from './run-folder.js';
 import { SettleWaiters } from './settle-waiters.js';
 import { isTerminal, nextStatus, type JobEvent } from './states.js';
 import { decideReport, prepareTurn } from './turn-start.js';
-import { leaveOrStop, recoverJobs } from './recovery.js';
+import { leaveOrStop, Recoveries, recoverJobs } from './recovery.js';
 import type { ReplyParams } from './reply-check.js';
 import { Replies } from './replies.js';
 import { APPROVAL_KIND, approvalPending, decisionOf } from './approvals.js';
@@ -49,6 +49,7 @@ export class Supervisor {
   readonly #creation: JobCreation;
   readonly #replies: Replies;
   #closing = false;
+  readonly #recoveries: Recoveries;
 
   constructor(deps: SupervisorDeps) {
     this.#d = deps;
@@ -58,6 +59,7 @@ export class Supervisor {
     this.#histories = new Histories(deps.docs);
     this.#bases = new JobBases(deps.docs, (jobId) => this.runFolder(jobId));
     this.#tasks = new JobTasks(this.#lock, deps.clock, deps.logger, () => this.#closing);
+    this.#recoveries = new Recoveries(this.#lock, (jobId, error) => this.#internalError(jobId, error));
     this.#deadlines = new Deadlines(deps.clock, (jobId) => this.#onDeadline(jobId));
     this.#replies = new Replies({
       ...deps,
@@ -71,6 +73,11 @@ export class Supervisor {
 
   get(jobId: string): Promise<Job> {
     return this.#queries.get(jobId);
+  }
+
+  /** A restart's recovery: when each job's is done, and what begins the take-up once the daemon answers. */
+  get recoveries(): Pick<Recoveries, 'of' | 'begin'> {
+    return this.#recoveries;
   }
 
   runFolder(jobId: string): RunFolder {
@@ -129,22 +136,20 @@ export class Supervisor {
     return { job_id: jobId, status: job.status, accepted };
   }
 
-  /** Restart recovery (see recovery.ts), run before the socket accepts. */
-  recover(): Promise<void> {
-    return recoverJobs({ ...this.#d, launcher: this.#launcher, folder: (jobId) => this.runFolder(jobId) }, {
+  /** Restart recovery (see recovery.ts): resolves once it is decided; `beginTakeUp` goes on with it once the daemon answers. */
+  async recover(): Promise<void> {
+    await recoverJobs({ ...this.#d, launcher: this.#launcher, folder: (jobId) => this.runFolder(jobId), recoveries: this.#recoveries }, {
+      hold: (jobId) => this.#d.pool.occupy(jobId),
       hooks: (jobId) => this.#stickyHooks(jobId),
       tookUp: (job, turn, session) => this.#tookUp(job, turn, session),
-      interrupted: async (job, why) => {
-        await this.#apply(job, 'fail', { error: { code: 'DAEMON_RESTART_INTERRUPTED', message: `the daemon stopped while this turn was running, and its engine process could not be taken up: ${why}` } });
-      },
+      interrupted: (job, why) => this.#apply(job, 'fail', { error: { code: 'DAEMON_RESTART_INTERRUPTED', message: `the daemon stopped while this turn was running, and its engine process could not be taken up: ${why}` } }),
       queue: (jobId) => this.#schedule(jobId),
       waiting: (job, lost) => this.#recoverWaiting(job, lost),
     });
   }
 
-  /** An engine process taken up holds its job's slot at once; its turn's skill is read when it ends (a failure to read it fails the job there), not before the socket opens. */
+  /** An engine process taken up keeps its job's slot; its turn's skill is read when it ends (a failure to read it fails the job there), not before the socket opens. */
   #tookUp(job: Job, turn: TurnHandle | null, session: StickySession | null): void {
-    this.#d.pool.occupy(job.job_id);
     if (session !== null) this.#sessions.set(job.job_id, session);
     if (turn === null) return;
     this.#d.logger.info({ job_id: job.job_id, pid: turn.pid }, 'took up the engine process of a running turn');
@@ -158,19 +163,15 @@ export class Supervisor {
     const gone = waiting.interactive_profile?.kind === 'sticky_process' && !this.#sessions.has(waiting.job_id);
     const job = gone ? await this.#lostWhileWaiting(waiting, `is gone: the daemon restarted, and it could not be taken up: ${lost ?? 'no keeper was recorded'}`) : waiting;
     if (job.status !== 'waiting_user') return;
-    const history = await this.#histories.read(job.job_id);
-    const round = history.find((i) => i.interaction_id === job.pending_interaction_id);
-    if (round?.replied_at != null) {
-      // The reply was stored but the daemon stopped before the job moved on: continue now.
-      await this.#moveOnAfterReply(job, round.response, round.kind);
-    } else if (job.wait_deadline_at !== null) {
-      this.#deadlines.set(job.job_id, new Date(job.wait_deadline_at));
-    }
+    // A reply stored before the daemon stopped, the job not moved on: it moves on now; else its deadline is armed again.
+    if (!(await this.#replies.continueStored(job.job_id)) && job.wait_deadline_at !== null) this.#deadlines.set(job.job_id, new Date(job.wait_deadline_at));
   }
 
   /** The daemon stops: its engines are left to their keepers, or stopped (see recovery.ts). */
   async shutdown(stopEngines: boolean): Promise<void> {
     this.#closing = true;
+    // A take-up under way (or not begun) ends first, so that what it took up is left or stopped as the rest.
+    await this.#recoveries.finish();
     this.#deadlines.close();
     await leaveOrStop([...this.#turns.values()], [...this.#sessions.values()], stopEngines);
   }

@@ -5,7 +5,7 @@ import type { Spawner } from '../process/spawn.js';
 import type { JobSandbox } from '../sandbox/job-sandbox.js';
 import type { SkillDefinition } from '../skills/manifest.js';
 import type { JobDocs } from '../store/job-docs.js';
-import type { Store } from '../store/store.js';
+import type { ProcessRecord, Store } from '../store/store.js';
 import { decideTurn, type GateDecision } from './gate.js';
 import type { Histories } from './histories.js';
 import type { Job, JobError } from './job.js';
@@ -60,8 +60,8 @@ export function decideReport(job: Job, report: TurnReport, skill: SkillDefinitio
  * Restart recovery: what the daemon before left running is stopped, and its records dropped,
  * except for the jobs whose engine processes were taken up (`stopping` says no).
  */
-export async function stopLeftovers(store: Store, spawner: Spawner, logger: Logger, stopping: (jobId: string) => boolean): Promise<void> {
-  const records = (await store.processes()).filter((record) => stopping(record.job_id));
+export async function stopLeftovers(store: Store, spawner: Spawner, logger: Logger, left: readonly ProcessRecord[], stopping: (jobId: string) => boolean): Promise<void> {
+  const records = left.filter((record) => stopping(record.job_id));
   const known = new Set<string>();
   for (const { job_id } of records) if (await store.hasJob(job_id)) known.add(job_id);
   // Nothing of theirs to stop (every engine was taken up): no need to read every process's /proc.

@@ -139,10 +139,11 @@ t.test('cgroup containment: a restart after SIGKILL stops and removes the cgroup
 
   const again = await TestDaemon.start({ dir: daemon.dir, config });
   t.teardown(() => again.cleanup());
-  t.notOk(alive(pids.hidden) || alive(pids.engine) || alive(pids.child), 'nothing of the job is alive once the socket accepts');
+  // A job under recovery is shown once it is settled, and what was left of it is stopped before.
+  t.match(await (await again.client()).request('jobs/get', { job_id: created.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED' } });
+  t.notOk(alive(pids.hidden) || alive(pids.engine) || alive(pids.child), 'nothing of the job is alive once its job is settled');
   t.same(cgroupsOf(created.job_id), [], 'its cgroup is removed');
   t.ok(again.logLines.some((line) => line.includes('stopped and removed a cgroup of the job left from before the restart') && line.includes(created.job_id)), 'the restart says so');
-  t.match(await (await again.client()).request('jobs/get', { job_id: created.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED' } });
   t.ok(alive(stranger.pid as number), "the other daemon's engine still runs");
   t.equal(cgroupsOf('job-of-another-daemon').length, 1, 'in its cgroup');
 });

@@ -35,10 +35,11 @@ t.test('restart after SIGKILL: each job lands in its recovery state (docs/state.
   await daemon.killKeeper(sticky.job_id);
   const again = await TestDaemon.start({ dir: daemon.dir, config });
   t.teardown(() => again.cleanup());
-  t.ok(before.every((pid) => !alive(pid)), 'no engine process from before is alive once the socket accepts');
   const c = await again.client();
+  // A job under recovery is shown once it is recovered.
   t.match(await c.request('jobs/get', { job_id: running.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED' } });
   t.match(await c.request('jobs/get', { job_id: sticky.job_id }), { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST' } });
+  t.ok(before.every((pid) => !alive(pid)), 'no engine process from before is alive once their jobs are settled');
   t.match(await c.request('jobs/get', { job_id: resumable.job_id }), { status: 'waiting_user', pending_interaction_id: 1 });
   t.equal((await waitForStatus(c, queued.job_id)).status, 'succeeded', 'the queued job runs after the restart');
   await c.request('jobs/reply', { job_id: resumable.job_id, interaction_id: 1, response: 'after restart' });

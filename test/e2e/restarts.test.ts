@@ -101,8 +101,8 @@ t.test('a keeper that is gone without its engine\'s status: the engine is stoppe
   const again = await TestDaemon.start({ dir: daemon.dir, config });
   t.teardown(() => again.stop());
   const c = await again.client();
-  t.notOk(alive(pid), 'the engine is stopped before the socket accepts');
   t.match(await c.request('jobs/get', { job_id: job.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED', message: /keeper ended without the exit status/ } });
+  t.notOk(alive(pid), 'the engine is stopped before its job is shown settled');
 });
 
 t.test('`skillctl daemon stop --jobs` (daemon/stop with engines "stop") ends every engine with the daemon, as a maintenance stop', async (t) => {
@@ -186,7 +186,7 @@ for (const [what, change, problem] of [
     const again = await TestDaemon.start({ dir: daemon.dir, config });
     t.teardown(() => again.stop());
     const c = await again.client();
-    t.notOk(alive(pid), 'what is left of the job is stopped before the socket accepts');
     t.match(await c.request('jobs/get', { job_id: job.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED', message: problem } });
+    t.notOk(alive(pid), 'what is left of the job is stopped before its job is shown settled');
   });
 }
