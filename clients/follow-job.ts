@@ -1,3 +1,4 @@
+import { EXIT } from './exit-codes.js';
 import { colourOn, paintStatus } from './colour.js';
 import type { Context } from './command.js';
 import { jobEvents, standingEvent, statusTo, type SubscribeParams } from './events.js';
@@ -6,7 +7,6 @@ import { StatusLine } from './status-line.js';
 import type { JobEvent, JobView, PendingQuestion, PendingView, ResultView } from './wire.js';
 
 /** Exit code after Ctrl-C (128 + SIGINT), as shells report an interrupted program. */
-export const EXIT_INTERRUPTED = 130;
 
 /** A waiting job's question, as `jobs/pending` gives it. */
 export type WaitingView = PendingView & { pending: PendingQuestion };
@@ -66,7 +66,7 @@ export async function followJob(ctx: Context, jobId: string, options: FollowOpti
     const still = status ?? 'running';
     ctx.warn(`skillctl: job ${jobId} is still ${paintStatus(still, still, colour)}; come back with: skillctl attach ${jobId}`);
     ctx.warn(`skillctl: (to stop it: skillctl cancel ${jobId})`);
-    return EXIT_INTERRUPTED;
+    return EXIT.interrupted;
   } finally {
     undo();
     line?.stop();
@@ -98,7 +98,7 @@ function pastLine(ctx: Context, line: StatusLine): Context {
 
 /** The first Ctrl-C (SIGINT) calls `onFirst`; a second one exits at once. Returns the undo. */
 function onCtrlC(onFirst: () => void): () => void {
-  const second = (): void => process.exit(EXIT_INTERRUPTED);
+  const second = (): void => process.exit(EXIT.interrupted);
   const first = (): void => {
     process.off('SIGINT', first);
     process.on('SIGINT', second);

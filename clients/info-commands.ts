@@ -1,7 +1,12 @@
-import { UsageError } from './args.js';
+import { PROTOCOL_VERSION } from '../rpc/methods.js';
+import { DaemonUnreachableError, RpcClient } from '../rpc/client.js';
+import { stringOpt, UsageError } from './args.js';
+import { EXIT } from './exit-codes.js';
+import { socketPath } from './socket-path.js';
 import { arg, type Command, type Context } from './command.js';
 import { cell, errorText, json, keyValues, table } from './format.js';
 import { durationText } from './time-text.js';
+import { clientVersion } from './version.js';
 import type { CodedError, EngineView, SkillView, StatusView } from './wire.js';
 
 /** `status`: daemon/status. */
@@ -31,6 +36,50 @@ export function statusText(status: StatusView, now: number): string {
   pairs.push(['jobs', counts.length === 0 ? '-' : counts.join(', ')]);
   pairs.push(['skills', `${skills.ok} ok, ${skills.invalid} invalid`]);
   for (const notice of notices ?? []) pairs.push(['notice', errorText(notice)]);
+  return keyValues(pairs);
+}
+
+/** `version`: this client's version and protocol, and the daemon's (daemon/ping), as `docker version`. */
+export const versionCommand: Command = {
+  name: 'version',
+  usage: 'version',
+  summary: "show skillctl's version and the daemon's, with the protocol each speaks (--version: skillctl's alone, without the daemon)",
+  options: {},
+  positionals: [0, 0],
+  examples: ['version', 'version --json'],
+  details: ['Without a daemon to ask, the client\'s line is printed (--json: "daemon": null), the reason on stderr, and the command exits 3.'],
+  // It connects by itself: the client's version is shown even when no daemon answers.
+  offline: true,
+  run: async (ctx, inv) => {
+    const client = { version: clientVersion(), protocol: PROTOCOL_VERSION };
+    const socket = socketPath(stringOpt(inv.values, 'socket'));
+    const daemon = await RpcClient.connect(socket)
+      .then(async (rpc) => {
+        try {
+          return await rpc.request<{ version: string; protocol?: number }>('daemon/ping');
+        } finally {
+          rpc.close();
+        }
+      })
+      .catch((error: unknown) => (error instanceof DaemonUnreachableError ? error : Promise.reject(error)));
+    if (daemon instanceof DaemonUnreachableError) {
+      ctx.print(ctx.json ? json({ client, daemon: null }) : versionText(client, null));
+      ctx.warn(`skillctl: cannot reach the daemon at ${socket}: ${daemon.cause instanceof Error ? daemon.cause.message : daemon.message}`);
+      return EXIT.unreachable;
+    }
+    // A daemon older than the field speaks protocol 1.
+    const answer = { client, daemon: { version: daemon.version, protocol: daemon.protocol ?? 1 } };
+    ctx.print(ctx.json ? json(answer) : versionText(client, answer.daemon));
+    if (answer.daemon.protocol !== client.protocol) ctx.warn(`skillctl: this client speaks protocol ${client.protocol}, the daemon ${answer.daemon.protocol}: use a skillctl of the daemon's version`);
+    return 0;
+  },
+};
+
+type Versions = { version: string; protocol: number };
+
+function versionText(client: Versions, daemon: Versions | null): string {
+  const pairs: Array<[string, string]> = [['client', `skillctl ${client.version}, protocol ${client.protocol}`]];
+  if (daemon !== null) pairs.push(['daemon', `skilld ${daemon.version}, protocol ${daemon.protocol}`]);
   return keyValues(pairs);
 }
 

@@ -1,7 +1,8 @@
 import { createInterface } from 'node:readline';
 import { RpcCallError } from '../rpc/client.js';
 import type { Context } from './command.js';
-import { EXIT_INTERRUPTED, followJob, type FollowOptions } from './follow-job.js';
+import { EXIT } from './exit-codes.js';
+import { followJob, type FollowOptions } from './follow-job.js';
 import { errorText } from './format.js';
 import { pickResponse, questionText, replyHint, valueText } from './interaction-text.js';
 import { terminalText } from './terminal-text.js';
@@ -37,7 +38,7 @@ export async function interact(ctx: Context, jobId: string, ask: Ask, from: Foll
       const answered = await askAndReply(out, jobId, pending, ask);
       if (answered === true) return undefined;
       out.warn(`skillctl: job ${jobId} is still waiting for a reply; answer later with: ${replyHint(jobId)}`);
-      return answered === 'interrupted' ? EXIT_INTERRUPTED : 0;
+      return answered === 'interrupted' ? EXIT.interrupted : 0;
     },
   });
 }

@@ -1,3 +1,4 @@
+import { EXIT } from './exit-codes.js';
 import { RpcCallError } from '../rpc/client.js';
 import { definedOnly, flagOpt, intOpt, stringOpt, UsageError } from './args.js';
 import { JOB_STATUSES } from './choices.js';
@@ -63,11 +64,11 @@ export const showCommand: Command = {
   },
 };
 
-/** `result <job>`: jobs/result; exit 1 unless the job succeeded. */
+/** `result <job>`: jobs/result; exit 0 when the job succeeded, 4 when it has not finished yet, else 1. */
 export const resultCommand: Command = {
   name: 'result',
   usage: 'result <job>',
-  summary: "print a job's output (exit 1 if it failed, was canceled or has not finished)",
+  summary: "print a job's output (exit 1 if it failed or was canceled, 4 if it has not finished yet)",
   options: {},
   positionals: [1, 1],
   jobArg: 0,
@@ -91,9 +92,12 @@ export function reportResult(ctx: Context, result: ResultView): number {
     return 0;
   }
   const colour = colourOn(process.stderr);
-  if (!TERMINAL_STATUSES.includes(result.status)) ctx.warn(`skillctl: job ${result.job_id} is ${paintStatus(result.status, result.status, colour)}; no result yet`);
-  else ctx.warn(`skillctl: ${paintStatus(result.error === null ? `job ${result.status}` : errorText(result.error), result.status, colour)}`);
-  return 1;
+  if (!TERMINAL_STATUSES.includes(result.status)) {
+    ctx.warn(`skillctl: job ${result.job_id} is ${paintStatus(result.status, result.status, colour)}; no result yet`);
+    return EXIT.pending;
+  }
+  ctx.warn(`skillctl: ${paintStatus(result.error === null ? `job ${result.status}` : errorText(result.error), result.status, colour)}`);
+  return EXIT.failed;
 }
 
 /** `cancel <job>`: jobs/cancel; a job that already ended is not an error. */

@@ -8,21 +8,26 @@ import { socketPath } from './socket-path.js';
 import { COMMANDS } from './table.js';
 import { terminalText } from './terminal-text.js';
 import { commandHelp, usageText } from './usage.js';
+import { didYouMean } from '../rpc/nearest.js';
+import { EXIT } from './exit-codes.js';
 import { clientVersion } from './version.js';
 
-const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
+/** A mistyped command: said in one line with the nearest command, not with the whole help. */
+class UnknownCommandError extends UsageError {}
 
 /** Runs one command line and resolves to the exit code (README, exit codes). */
 async function main(argv: string[]): Promise<number> {
   let socket = '';
   let current: Command | undefined;
+  // Known before anything is parsed: with --json, even a usage error is said in JSON.
+  const json = argv.slice(0, argv.includes('--') ? argv.indexOf('--') : argv.length).includes('--json');
   try {
     const { name, rest, help, version } = splitCommand(argv);
     if (version) return printed(`skillctl ${clientVersion()}`);
     if (name === undefined && help) return printed(usageText(COMMANDS));
     if (name === undefined) throw new UsageError('no command given');
     const command = COMMANDS.find((c) => c.name === name);
-    if (command === undefined) throw new UsageError(`unknown command "${name}"`);
+    if (command === undefined) throw new UnknownCommandError(`unknown command "${name}"${didYouMean(name, COMMANDS.map((c) => c.name))}`);
     current = command;
     const inv = parseCommandArgs(rest, command.options);
     if (flagOpt(inv.values, 'help')) return printed(commandHelp(command));
@@ -39,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
       client.close();
     }
   } catch (error) {
-    return report(error, socket, current);
+    return json ? reportJson(error, socket) : report(error, socket, current);
   }
 }
 
@@ -74,7 +79,7 @@ function printed(text: string): number {
 
 function report(error: unknown, socket: string, command: Command | undefined): number {
   if (error instanceof UsageError) {
-    const usage = command === undefined ? usageText(COMMANDS) : `usage: skillctl ${command.usage}\n(more: skillctl help ${command.name})`;
+    const usage = error instanceof UnknownCommandError ? '(the commands: skillctl help)' : command === undefined ? usageText(COMMANDS) : `usage: skillctl ${command.usage}\n(more: skillctl help ${command.name})`;
     process.stderr.write(`skillctl: ${terminalText(error.message)}\n${usage}\n`);
     return EXIT.usage;
   }
@@ -91,6 +96,25 @@ function report(error: unknown, socket: string, command: Command | undefined): n
   }
   process.stderr.write(`skillctl: ${terminalText(error instanceof Error ? error.message : String(error))}\n`);
   return EXIT.failed;
+}
+
+/**
+ * An error with `--json`: one JSON line on stderr, `{"error": {code, message, details?}}`, with the
+ * daemon's code for an error answer, and USAGE_ERROR, DAEMON_UNREACHABLE or CLIENT_ERROR for the
+ * client's own; the exit code is the same as without `--json`.
+ */
+function reportJson(error: unknown, socket: string): number {
+  const said = (code: string, message: string, exit: number, details?: unknown): number => {
+    process.stderr.write(`${JSON.stringify({ error: { code, message, ...(details === undefined ? {} : { details }) } })}\n`);
+    return exit;
+  };
+  if (error instanceof UsageError) return said('USAGE_ERROR', error.message, EXIT.usage);
+  if (error instanceof DaemonUnreachableError) {
+    const reason = error.cause instanceof Error ? error.cause.message : error.message;
+    return said('DAEMON_UNREACHABLE', `cannot reach the daemon at ${socket}: ${reason}`, EXIT.unreachable, { socket });
+  }
+  if (error instanceof RpcCallError) return said(error.dataCode, error.message, EXIT.failed, error.details);
+  return said('CLIENT_ERROR', error instanceof Error ? error.message : String(error), EXIT.failed);
 }
 
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {

@@ -1,7 +1,7 @@
 import { ENGINE_NAMES, EXECUTION_MODES } from './choices.js';
 import { withHelp, type Command } from './command.js';
 import { logsCommand, watchCommand } from './follow.js';
-import { daemonCommand, enginesCommand, skillsCommand, statusCommand } from './info-commands.js';
+import { daemonCommand, enginesCommand, skillsCommand, statusCommand, versionCommand } from './info-commands.js';
 import { historyCommand, pendingCommand, replyCommand } from './interaction-commands.js';
 import { mcpCommand } from './mcp/command.js';
 import { attachCommand } from './attach.js';
@@ -105,6 +105,7 @@ const history = withHelp(historyCommand, {
 /** Every command, in the order the help lists them. */
 export const COMMANDS: readonly Command[] = [
   statusCommand,
+  versionCommand,
   daemonCommand,
   skillsCommand,
   enginesCommand,

@@ -7,7 +7,7 @@ export const HELP_WIDTH = 100;
 const NAME_COLUMN_MAX = 28;
 
 /** The exit codes, last in the general help. */
-export const EXIT_CODES_TEXT = 'exit codes: 0 ok, 1 job failed or canceled or an error answer, 2 usage error, 3 daemon unreachable, 130 interrupted (Ctrl-C)';
+export const EXIT_CODES_TEXT = 'exit codes: 0 ok, 1 job failed or canceled or an error answer, 2 usage error, 3 daemon unreachable, 4 job not finished yet (result), 130 interrupted (Ctrl-C)';
 /** What a command that takes a job id accepts (clients/job-id.ts). */
 export const SHORT_IDS_TEXT = 'A job id may be shortened to any unique start of it, with or without "job-" (as git and docker do).';
 

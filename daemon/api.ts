@@ -1,7 +1,7 @@
 import { SkilldError } from '../rpc/errors.js';
 import type { Connection } from '../rpc/connection.js';
 import type { MethodHandler } from '../rpc/dispatcher.js';
-import type { MethodName } from '../rpc/methods.js';
+import { PROTOCOL_VERSION, type MethodName } from '../rpc/methods.js';
 import type { Config } from './config.js';
 import type { EngineCatalog } from './engines/info.js';
 import type { Faults } from './faults.js';
@@ -49,7 +49,7 @@ export interface ApiDeps {
 /** The method implementations; params arrive already checked against `METHOD_PARAMS`. */
 export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connection>> {
   return {
-    'daemon/ping': () => ({ ok: true, version: d.version }),
+    'daemon/ping': () => ({ ok: true, version: d.version, protocol: PROTOCOL_VERSION }),
     'daemon/stop': (params) => {
       const engines = (params as { engines?: Config['engines_on_stop'] }).engines ?? d.config.engines_on_stop;
       d.requestStop(engines);
@@ -72,8 +72,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     'skills/list': () => ({ skills: d.skills.list() }),
     'skills/get': (params) => {
       const id = (params as { skill_id: string }).skill_id;
-      const entry = d.skills.get(id);
-      if (entry === undefined) throw new SkilldError('SKILL_NOT_FOUND', `no skill "${id}"`);
+      const entry = d.skills.require(id);
       const instructions = entry.current?.files.get('SKILL.md')?.toString('utf8') ?? null;
       return { ...view(entry), schemas: entry.current?.schemas ?? { input: null, parameter: null, output: null }, instructions };
     },

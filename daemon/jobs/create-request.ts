@@ -28,8 +28,7 @@ export interface CreatePlan {
 
 /** Create-time checks (docs/protocol.md, "jobs/create"), in a fixed order so the same bad request always gets the same code. */
 export function planCreate(params: CreateParams, skills: SkillRegistry): CreatePlan {
-  const entry = skills.get(params.skill_id);
-  if (entry === undefined) throw new SkilldError('SKILL_NOT_FOUND', `no skill "${params.skill_id}"`);
+  const entry = skills.require(params.skill_id);
   const skill = entry.current;
   if (skill === null) throw new SkilldError('SKILL_INVALID', `skill "${params.skill_id}" is invalid: ${entry.error?.message ?? 'not loaded'}`, { details: entry.error });
   if (!ENGINE_NAMES.includes(params.engine as EngineName)) {

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SkilldError } from '../../rpc/errors.js';
+import { didYouMean } from '../../rpc/nearest.js';
 import { SKILL_ID_PATTERN, SkillLoadError, loadSkill, type SkillDefinition, type SkillErrorCode } from './manifest.js';
 
 export interface SkillError {
@@ -78,6 +80,13 @@ export class SkillRegistry {
 
   get(id: string): SkillEntry | undefined {
     return this.#entries.get(id);
+  }
+
+  /** The skill with this id, or SKILL_NOT_FOUND naming the nearest id there is. */
+  require(id: string): SkillEntry {
+    const entry = this.#entries.get(id);
+    if (entry === undefined) throw new SkilldError('SKILL_NOT_FOUND', `no skill "${id}"${didYouMean(id, [...this.#entries.keys()])}`);
+    return entry;
   }
 
   list(): SkillView[] {

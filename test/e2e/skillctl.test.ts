@@ -81,9 +81,12 @@ t.test('show and result of a finished job', async (t) => {
   t.same(JSON.parse(result.stdout), { greeting: 'shown' });
 });
 
-t.test('cancel stops a hanging job; its result then exits 1', async (t) => {
+t.test('cancel stops a hanging job; its result exits 4 while it runs, then 1', async (t) => {
   const id = await createJob(['--engine', 'codex', '--input', 'scenario=hang']);
   await waitForStatus(client, id, ['running']);
+  const running = await ctl(['result', id]);
+  t.equal(running.code, 4, 'not finished yet is its own exit code');
+  t.match(running.stderr, `skillctl: job ${id} is running; no result yet`);
   const cancel = await ctl(['cancel', id]);
   t.equal(cancel.code, 0, cancel.stderr);
   t.match(cancel.stdout, `job ${id} canceled`);
@@ -172,8 +175,57 @@ t.test('bad params exit 1 with the stable code on stderr', async (t) => {
   t.match(badInput.stderr, /^skillctl: INPUT_INVALID: /);
 });
 
+t.test('an unknown command exits 2 with the nearest command, not the whole help', async (t) => {
+  const typo = await ctl(['stauts']);
+  t.equal(typo.code, 2);
+  t.equal(typo.stderr, 'skillctl: unknown command "stauts"; did you mean "status"?\n(the commands: skillctl help)\n');
+  const far = await ctl(['frobnicate']);
+  t.equal(far.code, 2);
+  t.equal(far.stderr, 'skillctl: unknown command "frobnicate"\n(the commands: skillctl help)\n', 'nothing near: no guess');
+  t.equal(far.stdout, '');
+});
+
+t.test('SKILL_NOT_FOUND names the nearest skill there is', async (t) => {
+  const out = await ctl(['run', 'echo-aut', '--engine', 'codex']);
+  t.equal(out.code, 1);
+  t.equal(out.stderr, 'skillctl: SKILL_NOT_FOUND: no skill "echo-aut"; did you mean "echo-auto"?\n');
+});
+
+t.test('with --json an error is one JSON line on stderr with its code, for usage, an unreachable daemon and an error answer alike', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'skillctl-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const usage = await ctl(['jobs', '--no-such-flag', '--json']);
+  t.equal(usage.code, 2);
+  t.match(JSON.parse(usage.stderr), { error: { code: 'USAGE_ERROR', message: /no-such-flag/ } });
+  const unreachable = await ctl(['status', '--json'], { socket: join(dir, 'none.sock') });
+  t.equal(unreachable.code, 3);
+  t.match(JSON.parse(unreachable.stderr), { error: { code: 'DAEMON_UNREACHABLE', details: { socket: join(dir, 'none.sock') } } });
+  const answer = await ctl(['run', 'echo-auto', '--engine', 'codex', '--input', 'unknown=1', '--json']);
+  t.equal(answer.code, 1);
+  t.match(JSON.parse(answer.stderr), { error: { code: 'INPUT_INVALID', message: String } });
+  for (const out of [usage, unreachable, answer]) {
+    t.equal(out.stdout, '');
+    t.equal(out.stderr.split('\n').length, 2, 'one line');
+  }
+});
+
+t.test("version shows skillctl's version and the daemon's, each with its protocol; without a daemon the client's, and exit 3", async (t) => {
+  const out = await ctl(['version']);
+  t.equal(out.code, 0, out.stderr);
+  t.match(out.stdout, /^client: +skillctl \d+\.\d+\.\d+\S*, protocol 1\ndaemon: +skilld \d+\.\d+\.\d+\S*, protocol 1\n$/);
+  const json = JSON.parse((await ctl(['version', '--json'])).stdout) as { client: { version: string }; daemon: { version: string } };
+  t.match(json, { client: { protocol: 1 }, daemon: { protocol: 1 } });
+  t.equal(json.client.version, json.daemon.version, 'one build here');
+  const dir = await mkdtemp(join(tmpdir(), 'skillctl-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const alone = await ctl(['version'], { socket: join(dir, 'none.sock') });
+  t.equal(alone.code, 3);
+  t.match(alone.stdout, /^client: skillctl .*, protocol 1\n$/);
+  t.match(alone.stderr, `cannot reach the daemon at ${join(dir, 'none.sock')}`);
+});
+
 t.test('usage errors exit 2 with the usage on stderr', async (t) => {
-  const cases = [['frobnicate'], [], ['jobs', '--no-such-flag'], ['show'], ['run', 'echo-auto'], ['run', 'echo-auto', '-e', 'codex', '--input', 'novalue'], ['call', 'daemon/ping', '{bad']];
+  const cases = [[], ['jobs', '--no-such-flag'], ['show'], ['run', 'echo-auto'], ['run', 'echo-auto', '-e', 'codex', '--input', 'novalue'], ['call', 'daemon/ping', '{bad']];
   const outcomes = await Promise.all(cases.map((args) => ctl(args)));
   outcomes.forEach((out, i) => {
     t.equal(out.code, 2, `skillctl ${(cases[i] ?? []).join(' ')}`);

@@ -78,7 +78,7 @@ t.test(
     }
     t.match(text, /READY=1/);
     const client = await RpcClient.connect(join(dir, 's.sock'));
-    t.same(await client.request('daemon/ping'), { ok: true, version: '0.1.0' }, 'ready means the socket answers');
+    t.same(await client.request('daemon/ping'), { ok: true, version: '0.1.0', protocol: 1 }, 'ready means the socket answers');
     client.close();
   },
 );
