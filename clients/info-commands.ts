@@ -5,6 +5,7 @@ import { EXIT } from './exit-codes.js';
 import { socketPath } from './socket-path.js';
 import { arg, type Command, type Context } from './command.js';
 import { cell, errorText, json, keyValues, table } from './format.js';
+import { terminalText } from './terminal-text.js';
 import { durationText } from './time-text.js';
 import { clientVersion } from './version.js';
 import type { CodedError, EngineView, SkillView, StatusView } from './wire.js';
@@ -123,6 +124,7 @@ export const skillsCommand: Command = {
 
 const SKILL_FIELD_TEXT: Record<string, (value: unknown) => string> = {
   error: (value) => errorText(value as CodedError),
+  warnings: (value) => (Array.isArray(value) && value.length > 0 ? terminalText(value.join('; ')) : '-'),
   schemas: (value) => {
     const present = Object.entries(value as Record<string, unknown>).filter(([, schema]) => schema !== null);
     return present.length === 0 ? '-' : `${present.map(([key]) => key).join(', ')} (--json shows them)`;
@@ -143,6 +145,7 @@ async function listSkills(ctx: Context): Promise<number> {
   const { skills } = answer;
   const rows = skills.map((s) => [s.id, cell(s.version), s.status, cell(s.execution_modes), cell(s.effective_engines), s.error === undefined ? '' : errorText(s.error)]);
   ctx.print(skills.length === 0 ? 'no skills' : table(['ID', 'VERSION', 'STATUS', 'MODES', 'ENGINES', 'ERROR'], rows));
+  for (const skill of skills) for (const warning of skill.warnings ?? []) ctx.warn(`skillctl: warning: ${skill.id}: ${terminalText(warning)}`);
   return 0;
 }
 

@@ -45,6 +45,8 @@ export interface SkillView {
   status: string;
   execution_modes: string[];
   effective_engines: string[];
+  /** Absent from a daemon older than the field. */
+  warnings?: string[];
   error?: CodedError;
   [key: string]: unknown;
 }

@@ -66,7 +66,8 @@ function inputSchemaOf(skill: SkillDetail): Tool['inputSchema'] {
         description: 'auto runs to the end unattended; interactive may ask questions on the way.',
       },
     },
-    required: ['input'],
+    // Without an input schema any object will do, and none means an empty one.
+    ...(input === null ? {} : { required: ['input'] }),
     additionalProperties: false,
   };
 }

@@ -74,5 +74,13 @@ export function compileSchema(schema: unknown): Validator {
 }
 
 function toIssues(errors: ErrorObject[]): SchemaIssue[] {
-  return errors.map((error) => ({ path: error.instancePath === '' ? '/' : error.instancePath, message: error.message ?? 'is invalid' }));
+  return errors.map((error) => ({ path: error.instancePath === '' ? '/' : error.instancePath, message: messageOf(error) }));
+}
+
+/** Ajv's message, naming the property where Ajv's own does not: an extra one is the usual typo. */
+function messageOf(error: ErrorObject): string {
+  const params = error.params as { additionalProperty?: unknown; unevaluatedProperty?: unknown };
+  const extra = error.keyword === 'additionalProperties' ? params.additionalProperty : error.keyword === 'unevaluatedProperties' ? params.unevaluatedProperty : undefined;
+  if (typeof extra === 'string') return `must NOT have the property "${extra}" (the schema allows no other properties)`;
+  return error.message ?? 'is invalid';
 }

@@ -1,5 +1,6 @@
 import { basename, join, normalize } from 'node:path';
 import { jsonProblem } from '../../rpc/json-problem.js';
+import { didYouMean } from '../../rpc/nearest.js';
 import type { ApprovalMode } from '../engines/live-session.js';
 import { ENGINE_NAMES, type EngineName, type ExecutionMode } from '../jobs/job.js';
 import { compileSchema, type Validator } from './json-schema.js';
@@ -31,6 +32,8 @@ export interface SkillDefinition {
   validators: Record<SchemaKey, Validator | null>;
   /** The bytes this definition was built from: a job's snapshot is written from them. */
   files: SkillFiles;
+  /** What runner.json says that the daemon ignores (an unknown key), each with its nearest known key. */
+  warnings: string[];
 }
 
 export type SkillErrorCode = 'SKILL_MANIFEST_INVALID' | 'SKILL_SCHEMA_INVALID' | 'SKILL_FILE_MISSING' | 'SKILL_LINK_OUTSIDE';
@@ -107,6 +110,11 @@ export async function loadSkill(dir: string, expectedId: string = basename(dir))
   const m = manifest as Manifest;
   if (m.id !== expectedId) throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: id "${m.id}" must equal the folder name "${expectedId}"`, manifestPath);
   if (!SKILL_ID_PATTERN.test(m.id)) throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: id "${m.id}" must match ${SKILL_ID_PATTERN.source}`, manifestPath);
+  for (const key of ['engines', 'unsupported_engines'] as const) {
+    const unknown = (m[key] ?? []).find((name) => !ENGINE_NAMES.includes(name as EngineName));
+    if (unknown !== undefined) throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: ${key}: "${unknown}" is not an engine (the engines: ${ENGINE_NAMES.join(', ')})${didYouMean(unknown, ENGINE_NAMES)}`, manifestPath);
+  }
+  if (effectiveEngines(m.engines, m.unsupported_engines).length === 0) throw new SkillLoadError('SKILL_MANIFEST_INVALID', 'runner.json: engines less unsupported_engines leaves no engine to run it', manifestPath);
   if (m.max_attempt !== undefined && !m.execution_modes.includes('interactive')) {
     throw new SkillLoadError('SKILL_MANIFEST_INVALID', 'runner.json: max_attempt applies to interactive mode only', manifestPath);
   }
@@ -137,7 +145,16 @@ export async function loadSkill(dir: string, expectedId: string = basename(dir))
     schemas,
     validators,
     files,
+    warnings: unknownKeys(manifest as Record<string, unknown>),
   };
+}
+
+/** runner.json's keys the daemon does not know: loaded all the same (a newer skill may carry more), and said as warnings. */
+function unknownKeys(manifest: Record<string, unknown>): string[] {
+  const known = Object.keys(MANIFEST_SCHEMA.properties);
+  return Object.keys(manifest)
+    .filter((key) => !known.includes(key))
+    .map((key) => `runner.json: unknown key "${key}", ignored${didYouMean(key, known)}`);
 }
 
 /** `(engines ?? every known engine) − unsupported_engines`, keeping only engines the daemon knows. */

@@ -32,6 +32,8 @@ export interface SkillView {
   max_attempt: number | null;
   path: string;
   status: 'ok' | 'invalid';
+  /** What runner.json says that the daemon ignores; empty when nothing. */
+  warnings: string[];
   error?: SkillError;
 }
 
@@ -130,6 +132,7 @@ export function view(entry: SkillEntry): SkillView {
     max_attempt: d?.max_attempt ?? null,
     path: entry.path,
     status: entry.error === null ? 'ok' : 'invalid',
+    warnings: d?.warnings ?? [],
   };
   return entry.error === null ? base : { ...base, error: entry.error };
 }

@@ -51,9 +51,10 @@ t.test('README: the socat lines work as printed, and each request is answered on
   t.same(rest, [], 'two lines: skills/list and jobs/result (jobs/create is read by jq)');
   t.equal(skills?.id, 1);
   t.ok((skills?.result?.['skills'] as Array<{ id: string }>).some((s) => s.id === 'summarize-text'), 'skills/list answered');
-  t.equal(result?.id, 3);
+  t.equal(result?.id, 4);
   const jobId = result?.result?.['job_id'] as string;
   t.match(jobId, /^job-/, 'jobs/result answered for the job that jobs/create made');
+  t.match(result?.result?.['status'], /^(succeeded|failed|canceled)$/, 'once the job had ended: the loop waited for it');
   const client = await daemon.client();
   t.equal((await client.request<{ skill_id: string }>('jobs/get', { job_id: jobId })).skill_id, 'summarize-text');
   t.equal((await client.request<{ jobs: unknown[] }>('jobs/list', {})).jobs.length, 1, 'exactly one job: nothing to retry, nothing duplicated');

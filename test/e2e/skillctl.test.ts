@@ -172,7 +172,7 @@ t.test('bad params exit 1 with the stable code on stderr', async (t) => {
   t.match(badLimit.stderr, /^skillctl: INVALID_PARAMS: /);
   const badInput = await ctl(['run', 'echo-auto', '--engine', 'codex', '--input', 'unknown=1']);
   t.equal(badInput.code, 1);
-  t.match(badInput.stderr, /^skillctl: INPUT_INVALID: /);
+  t.match(badInput.stderr, /^skillctl: INPUT_INVALID: input \/ must NOT have the property "unknown" /, 'the extra property is named');
 });
 
 t.test('an unknown command exits 2 with the nearest command, not the whole help', async (t) => {

@@ -135,6 +135,28 @@ t.test('effectiveEngines = (engines ?? all) - unsupported, known engines only', 
   t.same(effectiveEngines(undefined, ['codex', 'gemini', 'iflow', 'claude']), []);
 });
 
+t.test('a name in engines or unsupported_engines that is not an engine is an error naming it and the nearest engine; so is no engine left', async (t) => {
+  const dir = await skillsDir();
+  const typo = await loadError(loadSkill(await writeSkill(dir, 'typo', { runner: { id: 'typo', version: '1', execution_modes: ['auto'], engines: ['codex', 'claude-code'] } })));
+  t.equal(typo.code, 'SKILL_MANIFEST_INVALID');
+  t.equal(typo.message, 'runner.json: engines: "claude-code" is not an engine (the engines: codex, gemini, iflow, claude); did you mean "claude"?');
+  const excluded = await loadError(loadSkill(await writeSkill(dir, 'excluded', { runner: { id: 'excluded', version: '1', execution_modes: ['auto'], unsupported_engines: ['aider'] } })));
+  t.match(excluded.message, /^runner.json: unsupported_engines: "aider" is not an engine \(the engines: [^)]*\)$/, 'no near engine: no guess');
+  const none = await loadError(loadSkill(await writeSkill(dir, 'none', { runner: { id: 'none', version: '1', execution_modes: ['auto'], engines: ['codex'], unsupported_engines: ['codex'] } })));
+  t.equal(none.message, 'runner.json: engines less unsupported_engines leaves no engine to run it');
+});
+
+t.test('an unknown key in runner.json loads the skill with a warning naming the key and the nearest known one', async (t) => {
+  const dir = await skillsDir();
+  const skill = await loadSkill(await writeSkill(dir, 'extra', { runner: { id: 'extra', version: '1', execution_modes: ['interactive'], max_attempts: 3, x_team: 'ops' } }));
+  t.same(skill.warnings, ['runner.json: unknown key "max_attempts", ignored; did you mean "max_attempt"?', 'runner.json: unknown key "x_team", ignored']);
+  t.equal(skill.max_attempt, null, 'the misspelt key sets nothing');
+  const registry = new SkillRegistry([dir]);
+  await registry.loadAll();
+  t.same(view(registry.get('extra') as NonNullable<ReturnType<SkillRegistry['get']>>).warnings, skill.warnings, 'skills/list and skills/get show them');
+  t.equal(view(registry.get('extra') as NonNullable<ReturnType<SkillRegistry['get']>>).status, 'ok');
+});
+
 t.test('D-6 max_attempt is allowed with interactive mode and must be an integer >= 1', async (t) => {
   const dir = await skillsDir();
   const ok = await loadSkill(await writeSkill(dir, 'ia', { runner: { id: 'ia', version: '1', execution_modes: ['interactive'], max_attempt: 1 } }));
@@ -328,6 +350,7 @@ t.test('registry: loadAll lists every skill sorted, with counts; hidden folders 
     max_attempt: 2,
     path: join(dir, 'alpha'),
     status: 'ok',
+    warnings: [],
   });
   t.same(list[2]?.error, { code: 'SKILL_FILE_MISSING', message: 'SKILL.md is missing', path: join(dir, 'broken', 'SKILL.md') });
   t.equal(list[2]?.version, null, 'never valid: no version');

@@ -49,6 +49,13 @@ t.test("a skill's schemas nested under input and parameter keep their references
   t.match(skillTool(skill({ instructions: 'y'.repeat(5000) })).description, `${'y'.repeat(4000)}…`);
 });
 
+t.test('input is required where the skill has an input schema; without one it may be left out (an empty object is sent)', async (t) => {
+  t.same(skillTool(skill()).inputSchema.required, ['input']);
+  const open = skillTool(skill({ schemas: { input: null, parameter: null, output: { type: 'object' } } })).inputSchema;
+  t.equal(open.required, undefined, 'nothing is required');
+  t.match(open.properties, { input: { type: 'object' } });
+});
+
 t.test('questions as forms: free text, a choice of labels answered with values, yes/no, allow/deny', async (t) => {
   const text = formFor({ interaction_id: 1, prompt: 'Why?', kind: 'open_text' });
   t.same(text.params, { message: 'Why?', requestedSchema: { type: 'object', properties: { answer: { type: 'string', title: 'Answer', minLength: 1 } }, required: ['answer'] } });
