@@ -18,7 +18,7 @@ import type { JobQueries } from './jobs/queries.js';
 import { retryRequest } from './jobs/retry-request.js';
 import { isTerminal, type JobStatus } from './jobs/states.js';
 import type { SkillRegistry } from './skills/registry.js';
-import { view } from './skills/registry.js';
+import { missingSkillsDirs, view } from './skills/registry.js';
 import type { SlotPool } from './slots/pool.js';
 import type { Store } from './store/store.js';
 import type { Subscriptions } from './subscriptions.js';
@@ -64,6 +64,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       slots: await slotStats(d),
       jobs: await d.store.countByStatus(),
       skills: d.skills.counts(),
+      missing_skills_dirs: missingSkillsDirs(d.config.skills_dirs),
       notices: d.store.notices,
       internal_errors: d.faults.stats(),
       containment: d.containment,

@@ -64,6 +64,11 @@ export interface Config {
   engines: Record<EngineName, EngineConfig>;
   /** The config file read at start, if any (not a key): jobs' sandboxes hide it. */
   config_file: string | null;
+  /**
+   * The skills folder the daemon chose itself (not a key): `$XDG_DATA_HOME/skilld/skills` when no
+   * skills_dirs were given. It alone is created when missing; a folder someone named is reported.
+   */
+  own_skills_dir: string | null;
 }
 
 /** A configuration problem; the message names the key and the source. Start-up stops on it. */
@@ -105,9 +110,12 @@ export async function loadConfig(sources: ConfigSources): Promise<Config> {
   if (env['SKILLD_LOG_FORMAT']) fromEnv['log_format'] = env['SKILLD_LOG_FORMAT'];
   const overrides = { ...fromEnv, ...stripUndefined(flags) };
   delete overrides['config'];
-  const merged: Raw = { ...defaults(sources), ...file.values, ...overrides };
+  const defaulted = defaults(sources);
+  const merged: Raw = { ...defaulted, ...file.values, ...overrides };
   const fromFile = new Set(Object.keys(file.values).filter((key) => !(key in overrides)));
-  return validate(merged, file.values, fromFile, file.path);
+  const config = validate(merged, file.values, fromFile, file.path);
+  const chosen = merged['skills_dirs'] === defaulted['skills_dirs'] ? config.skills_dirs[0] : undefined;
+  return { ...config, own_skills_dir: chosen ?? null };
 }
 
 function defaults(sources: ConfigSources): Raw {
@@ -228,6 +236,7 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     sandbox: choice('sandbox', SANDBOX_MODES),
     engines: validateEngines(raw['engines'] ?? {}, fail),
     config_file: filePath === null ? null : resolve(filePath),
+    own_skills_dir: null,
   };
 }
 

@@ -1,4 +1,5 @@
 import { mkdir, readFile } from 'node:fs/promises';
+import { missingSkillsDirs } from './skills/registry.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Dispatcher } from '../rpc/dispatcher.js';
@@ -95,6 +96,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const server = new RpcServer(dispatcher, limits, (error) => faults.report('rpc_server', error), clock);
   const watcher = await SkillWatcher.start(
     config.skills_dirs,
+    config.own_skills_dir,
     (id) => {
       skills.reload(id).then(
         (changed) => {
@@ -107,6 +109,8 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     },
     (error) => logger.warn({ err: error }, 'skills watcher problem'),
   );
+  const missing = missingSkillsDirs(config.skills_dirs);
+  if (missing.length > 0) logger.warn({ missing }, 'a skills folder in skills_dirs does not exist: create it, or fix the setting (daemon/status lists them)');
   await supervisor.recover();
   await membership?.start((method, params) => router.carry(method, params));
   await server.listen(listen);

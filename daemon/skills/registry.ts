@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SkilldError } from '../../rpc/errors.js';
@@ -115,6 +116,11 @@ function fingerprint(entry: SkillEntry): string {
   const hash = createHash('sha256').update(JSON.stringify(view(entry)));
   for (const [rel, bytes] of entry.current?.files ?? []) hash.update(rel).update(bytes);
   return hash.digest('hex');
+}
+
+/** The skills folders that are not there (the daemon creates none but its own: docs/configuration.md). */
+export function missingSkillsDirs(dirs: readonly string[]): string[] {
+  return dirs.filter((dir) => !existsSync(dir));
 }
 
 /** The wire view of an entry: the last valid definition, flagged invalid while an error stands. */

@@ -22,9 +22,9 @@ export class SkillWatcher {
     this.#watcher.on('all', (_event, path) => this.#touched(path));
   }
 
-  /** Creates the folders if needed, then starts watching; resolves once the watcher is ready. */
-  static async start(dirs: readonly string[], onSkillTouched: (id: string) => void, onError: (error: unknown) => void): Promise<SkillWatcher> {
-    for (const dir of dirs) await mkdir(dir, { recursive: true }).catch(onError);
+  /** Creates `own` (the folder the daemon chose itself) if missing, then starts watching; resolves once the watcher is ready. */
+  static async start(dirs: readonly string[], own: string | null, onSkillTouched: (id: string) => void, onError: (error: unknown) => void): Promise<SkillWatcher> {
+    if (own !== null) await mkdir(own, { recursive: true }).catch(onError);
     const watcher = new SkillWatcher(dirs, onSkillTouched);
     watcher.#watcher.on('error', onError);
     await new Promise<void>((resolve) => watcher.#watcher.once('ready', () => resolve()));

@@ -137,15 +137,19 @@ t.test('piped, the log is JSON lines, down to the last one; --log-format pretty 
 });
 
 /** Starts skilld with `args` and `env`, returns its status once ready, and stops it. */
-async function statusOf(args: string[], env: NodeJS.ProcessEnv, socket: string): Promise<{ slots: { max: number }; skills: { ok: number } }> {
+type Status = { slots: { max: number }; skills: { ok: number }; missing_skills_dirs: string[] };
+
+/** daemon/status of a daemon started with `args`, and what it logged by then. */
+async function statusOf(args: string[], env: NodeJS.ProcessEnv, socket: string): Promise<Status & { log: string }> {
   const child = spawn(process.execPath, [DAEMON_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const out = output(child);
   await out.seen(/skilld ready/);
   const client = await RpcClient.connect(socket);
-  const status = await client.request<{ slots: { max: number }; skills: { ok: number } }>('daemon/status');
+  const status = await client.request<Status>('daemon/status');
   client.close();
+  const log = out.text();
   await stopThroughSocket(socket, child);
-  return status;
+  return { ...status, log };
 }
 
 t.test('without --config the daemon reads $XDG_CONFIG_HOME/skilld/config.json, else ~/.config/skilld/config.json', async (t) => {
@@ -173,15 +177,19 @@ t.test('a broken default config file: exit 2, a message naming the file, no sock
   t.notOk(existsSync(p.socket), 'nothing was started');
 });
 
-t.test('with --skills-dir, --state-dir and --socket given, nothing is created under HOME', async (t) => {
+t.test('with --skills-dir, --state-dir and --socket given, nothing is created under HOME; a named skills folder that is missing is reported, not made', async (t) => {
   const p = await place('given-folders');
-  const given = ['--socket', p.socket, '--state-dir', p.state, '--skills-dir', join(p.dir, 'my-skills')];
-  await statusOf(given, cleanEnv({ HOME: p.home }), p.socket);
+  const mine = join(p.dir, 'my-skils');
+  const given = ['--socket', p.socket, '--state-dir', p.state, '--skills-dir', mine];
+  const status = await statusOf(given, cleanEnv({ HOME: p.home }), p.socket);
   t.same(await readdir(p.home), [], 'no ~/.local/share/skilld, no ~/.local/state/skilld, nothing');
-  t.ok(existsSync(join(p.dir, 'my-skills')), 'the skills folder that was given is made');
+  t.notOk(existsSync(mine), 'a skills folder someone named is never made (a misspelt path would be)');
+  t.same(status.missing_skills_dirs, [mine], 'daemon/status names it');
+  t.match(status.log, /"missing":\[[^\]]*my-skils[^\]]*\][^\n]*a skills folder in skills_dirs does not exist/, 'a warning at start names it');
 
   // The same start without --skills-dir uses, and so makes, the default skills folder.
-  await statusOf(['--socket', p.socket, '--state-dir', p.state], cleanEnv({ HOME: p.home }), p.socket);
+  const defaulted = await statusOf(['--socket', p.socket, '--state-dir', p.state], cleanEnv({ HOME: p.home }), p.socket);
   t.ok(existsSync(join(p.home, '.local', 'share', 'skilld', 'skills')), 'the default skills folder when none is given');
+  t.same(defaulted.missing_skills_dirs, [], 'nothing missing');
   t.notOk(existsSync(join(p.home, '.local', 'state')), 'but no default state folder: --state-dir was given');
 });

@@ -104,7 +104,7 @@ const EXAMPLE_CONFIG = join(ROOT, 'systemd', 'config.example.json');
 t.test('the group skilld may use the socket, and every setting comes from the config file', async (t) => {
   const service = await readFile(join(ROOT, 'systemd', 'skilld.service'), 'utf8');
   const socket = await readFile(join(ROOT, 'systemd', 'skilld.socket'), 'utf8');
-  for (const line of ['SocketMode=0660', 'SocketUser=skilld', 'SocketGroup=skilld', 'DirectoryMode=0750']) t.match(socket, new RegExp(`^${line}$`, 'm'));
+  for (const line of ['SocketMode=0660', 'SocketUser=skilld', 'SocketGroup=skilld', 'DirectoryMode=0755']) t.match(socket, new RegExp(`^${line}$`, 'm'));
   for (const line of ['User=skilld', 'Group=skilld', 'RuntimeDirectoryMode=0750', 'Environment=HOME=/var/lib/skilld', 'ExecStart=/usr/bin/env skilld --config /etc/skilld/config.json']) t.match(service, new RegExp(`^${line}$`, 'm'));
   t.notMatch(service, /^Environment=SKILLD_/m, 'no SKILLD_* variable: it would silently win over the config file');
   const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
@@ -196,5 +196,39 @@ t.test(
     t.equal(await pingAs(NOBODY, socket), 'EACCES');
     t.equal((await lstat(socket)).mode & 0o777, 0o660, 'the inherited socket keeps the mode systemd gave it');
     t.notOk(await lstat(join(dir, 'unused.sock')).catch(() => null), 'the daemon created no socket of its own');
+  },
+);
+
+t.test(
+  "after a boot, before the service ever started: the folder skilld.socket makes lets the socket's group reach it (the newcomer's case)",
+  { skip: !activate ? 'systemd-socket-activate is missing (Debian package systemd; .ci/run installs it)' : isRoot ? false : 'needs root for a private mount namespace and other users' },
+  async (t) => {
+    // What systemd leaves after a boot: /run/skilld made by the socket unit, root:root with the
+    // unit's DirectoryMode (RuntimeDirectory= applies only when the service starts, which socket
+    // activation delays to the first connection). A private mount namespace keeps the host's /run.
+    const unit = await readFile(join(ROOT, 'systemd', 'skilld.socket'), 'utf8');
+    const mode = /^DirectoryMode=(\d+)$/m.exec(unit)?.[1];
+    t.ok(mode, 'the socket unit sets DirectoryMode');
+    const dir = await passable('skilld-boot-');
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    const group = 4242;
+    const ping = `const s = require('node:net').createConnection(process.argv[1]);
+s.on('connect', () => s.write('{"jsonrpc":"2.0","id":1,"method":"daemon/ping"}\\n'));
+s.on('data', (d) => { process.stdout.write(String(d)); s.end(); });
+s.on('error', (e) => process.stdout.write(e.code));`;
+    const script = `set -eu
+mount -t tmpfs -o mode=0755 skilld-test-run /run
+install -d -m "$MODE" -o root -g root /run/skilld
+systemd-socket-activate -l /run/skilld/skilld.sock "$NODE" "$DAEMON" --config "$CONFIG" --state-dir "$STATE" --skills-dir "$SKILLS" --socket /run/skilld/unused.sock >/dev/null 2>&1 &
+activator=$!
+i=0; while [ ! -S /run/skilld/skilld.sock ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done
+chown "0:$GROUP" /run/skilld/skilld.sock && chmod 0660 /run/skilld/skilld.sock  # SocketGroup=, SocketMode=
+echo "member $(setpriv --reuid=65534 --regid="$GROUP" --clear-groups "$NODE" -e "$PING" /run/skilld/skilld.sock)"
+echo "other $(setpriv --reuid=65534 --regid=65534 --clear-groups "$NODE" -e "$PING" /run/skilld/skilld.sock)"
+kill $activator; wait $activator || true`;
+    const env = { ...process.env, MODE: mode as string, NODE: process.execPath, DAEMON: DAEMON_BIN, CONFIG: EXAMPLE_CONFIG, STATE: join(dir, 'state'), SKILLS: TEST_SKILLS, GROUP: String(group), PING: ping };
+    const { stdout } = await run('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script], { env, timeout: 60_000 });
+    t.match(stdout, /^member \{"jsonrpc":"2.0","id":1,"result":\{"ok":true/m, 'a member of the group connects first, which starts the daemon, and is served');
+    t.match(stdout, /^other EACCES$/m, 'anyone else is refused by the socket');
   },
 );

@@ -64,6 +64,7 @@ t.test('defaults without any XDG variables', async (t) => {
       claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
     },
     config_file: null,
+    own_skills_dir: '/home/alice/.local/share/skilld/skills',
   });
 });
 
@@ -72,6 +73,7 @@ t.test('defaults follow XDG_RUNTIME_DIR, XDG_STATE_HOME and XDG_DATA_HOME', asyn
   t.equal(config.socket, '/run/user/1234/skilld/skilld.sock');
   t.equal(config.state_dir, '/xdg/state/skilld');
   t.same(config.skills_dirs, ['/xdg/data/skilld/skills', BUNDLED]);
+  t.equal(config.own_skills_dir, '/xdg/data/skilld/skills', 'the folder the daemon chose, which it may make');
 });
 
 t.test('empty XDG variables count as unset', async (t) => {
@@ -105,6 +107,7 @@ t.test('precedence: flags > env > file > defaults for socket, state_dir, skills_
     { socket: '/flag/s.sock', state_dir: '/flag/state', skills_dirs: ['/flag/skills'], log_level: 'trace' },
     'flags over env',
   );
+  t.same([fromFile, fromEnv, fromFlags].map((c) => c.own_skills_dir), [null, null, null], 'skills folders someone named are never the daemon\'s own to make');
 });
 
 t.test('a flag only overrides its own key', async (t) => {
