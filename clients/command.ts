@@ -60,8 +60,8 @@ export interface Command {
   readonly jobArg?: number;
   /** The values the first positional takes (help and completion); others are the command's to refuse. */
   readonly argChoices?: readonly string[];
-  /** Runs without the daemon: no socket is opened. */
-  readonly offline?: boolean;
+  /** Runs without the daemon: no socket is opened (a function: for these arguments). */
+  readonly offline?: boolean | ((inv: Invocation) => boolean);
   run(ctx: Context, inv: Invocation): Promise<number>;
 }
 

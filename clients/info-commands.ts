@@ -3,12 +3,11 @@ import { DaemonUnreachableError, RpcClient } from '../rpc/client.js';
 import { stringOpt, UsageError } from './args.js';
 import { EXIT } from './exit-codes.js';
 import { socketPath } from './socket-path.js';
-import { arg, type Command, type Context } from './command.js';
+import { arg, type Command } from './command.js';
 import { cell, errorText, json, keyValues, table } from './format.js';
-import { terminalText } from './terminal-text.js';
 import { durationText } from './time-text.js';
 import { clientVersion } from './version.js';
-import type { CodedError, EngineView, SkillView, StatusView } from './wire.js';
+import type { EngineView, StatusView } from './wire.js';
 
 /** `status`: daemon/status. */
 export const statusCommand: Command = {
@@ -103,51 +102,6 @@ export const daemonCommand: Command = {
     return 0;
   },
 };
-
-/** `skills [show <id>]`: skills/list, or skills/get for one skill. */
-export const skillsCommand: Command = {
-  name: 'skills',
-  usage: 'skills [show <id>]',
-  summary: 'list the skills (invalid ones with their error), or show one',
-  options: {},
-  positionals: [0, 2],
-  argChoices: ['show'],
-  examples: ['skills', 'skills show summarize-text', 'skills show summarize-text --json  # with its input, parameter and output schemas'],
-  run: async (ctx, inv) => {
-    if (inv.positionals.length === 0) return listSkills(ctx);
-    if (arg(inv, 0) !== 'show' || inv.positionals.length !== 2) throw new UsageError('usage: skillctl skills [show <id>]');
-    const skill = await ctx.client.request<SkillView>('skills/get', { skill_id: arg(inv, 1) });
-    ctx.print(ctx.json ? json(skill) : skillDetails(skill));
-    return 0;
-  },
-};
-
-const SKILL_FIELD_TEXT: Record<string, (value: unknown) => string> = {
-  error: (value) => errorText(value as CodedError),
-  warnings: (value) => (Array.isArray(value) && value.length > 0 ? terminalText(value.join('; ')) : '-'),
-  schemas: (value) => {
-    const present = Object.entries(value as Record<string, unknown>).filter(([, schema]) => schema !== null);
-    return present.length === 0 ? '-' : `${present.map(([key]) => key).join(', ')} (--json shows them)`;
-  },
-  instructions: (value) => (typeof value === 'string' ? `SKILL.md, ${value.split('\n').length} lines (--json shows it)` : '-'),
-};
-
-function skillDetails(skill: SkillView): string {
-  return keyValues(Object.entries(skill).map(([key, value]) => [key, (SKILL_FIELD_TEXT[key] ?? cell)(value)]));
-}
-
-async function listSkills(ctx: Context): Promise<number> {
-  const answer = await ctx.client.request<{ skills: SkillView[] }>('skills/list');
-  if (ctx.json) {
-    ctx.print(json(answer));
-    return 0;
-  }
-  const { skills } = answer;
-  const rows = skills.map((s) => [s.id, cell(s.version), s.status, cell(s.execution_modes), cell(s.effective_engines), s.error === undefined ? '' : errorText(s.error)]);
-  ctx.print(skills.length === 0 ? 'no skills' : table(['ID', 'VERSION', 'STATUS', 'MODES', 'ENGINES', 'ERROR'], rows));
-  for (const skill of skills) for (const warning of skill.warnings ?? []) ctx.warn(`skillctl: warning: ${skill.id}: ${terminalText(warning)}`);
-  return 0;
-}
 
 /** `engines`: engines/list. */
 export const enginesCommand: Command = {

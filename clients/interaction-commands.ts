@@ -1,5 +1,5 @@
 import { definedOnly, flagOpt, intOpt, stringOpt, UsageError } from './args.js';
-import { arg, type Command, type Context } from './command.js';
+import { arg, type Command } from './command.js';
 import { json } from './format.js';
 import { historyText, notWaitingText, pendingText, pickResponse, replyHint } from './interaction-text.js';
 import type { HistoryView, PendingQuestion, PendingView, ReplyAnswer } from './wire.js';

@@ -34,7 +34,8 @@ async function main(argv: string[]): Promise<number> {
     checkChoices(inv.values, command.options);
     const [min, max] = command.positionals;
     if (inv.positionals.length < min || inv.positionals.length > max) throw new UsageError(`wrong number of arguments for ${name}`);
-    if (command.offline === true) return await command.run(context(OFFLINE, inv.values), inv);
+    const offline = typeof command.offline === 'function' ? command.offline(inv) : command.offline === true;
+    if (offline) return await command.run(context(OFFLINE, inv.values), inv);
     socket = socketPath(stringOpt(inv.values, 'socket'));
     const client = await RpcClient.connect(socket);
     try {

@@ -1,7 +1,8 @@
 import { ENGINE_NAMES, EXECUTION_MODES } from './choices.js';
 import { withHelp, type Command } from './command.js';
 import { logsCommand, watchCommand } from './follow.js';
-import { daemonCommand, enginesCommand, skillsCommand, statusCommand, versionCommand } from './info-commands.js';
+import { daemonCommand, enginesCommand, statusCommand, versionCommand } from './info-commands.js';
+import { skillsCommand } from './skill-commands.js';
 import { historyCommand, pendingCommand, replyCommand } from './interaction-commands.js';
 import { mcpCommand } from './mcp/command.js';
 import { attachCommand } from './attach.js';

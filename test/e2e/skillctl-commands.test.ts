@@ -282,3 +282,50 @@ async function fakeSkillctlOnPath(): Promise<string> {
   await chmod(join(bin, 'skillctl'), 0o755);
   return bin;
 }
+
+t.test('skills new writes a minimal skill that loads; skills validate checks a folder with the daemon rules, without a daemon', async (t) => {
+  const made = await offline(['skills', 'new', 'release-notes', '--dir', scratch]);
+  t.equal(made.code, 0, made.stderr);
+  const folder = join(scratch, 'release-notes');
+  t.equal(made.stdout, `wrote ${folder}: edit SKILL.md and the schemas in assets/, then skillctl skills validate ${folder}\n`);
+  const valid = await offline(['skills', 'validate', folder]);
+  t.equal(valid.code, 0, valid.stderr);
+  t.equal(valid.stdout, 'release-notes 0.1.0: ok (engines codex, gemini, iflow, claude; modes auto)\n');
+  t.equal((await offline(['skills', 'new', 'release-notes', '--dir', scratch])).code, 2, 'never over a folder that exists');
+  t.equal((await offline(['skills', 'new', 'Bad Id', '--dir', scratch])).code, 2, 'an id the daemon would not list');
+
+  // What the daemon would refuse, and what it loads with a warning.
+  const runner = join(folder, 'assets', 'runner.json');
+  const manifest = JSON.parse(await readFile(runner, 'utf8')) as Record<string, unknown>;
+  await writeFile(runner, JSON.stringify({ ...manifest, engines: ['claude-code'] }));
+  const invalid = await offline(['skills', 'validate', folder, '--json']);
+  t.equal(invalid.code, 1);
+  t.match(JSON.parse(invalid.stdout), { status: 'invalid', error: { code: 'SKILL_MANIFEST_INVALID', message: /"claude-code" is not an engine.*did you mean "claude"\?$/, path: runner } });
+  await writeFile(runner, JSON.stringify({ ...manifest, max_attempts: 2 }));
+  const warned = await offline(['skills', 'validate', folder]);
+  t.equal(warned.code, 0);
+  t.equal(warned.stderr, 'skillctl: warning: runner.json: unknown key "max_attempts", ignored; did you mean "max_attempt"?\n');
+  const elsewhere = await offline(['skills', 'validate', join(scratch, 'no-such-skill')]);
+  t.equal(elsewhere.code, 1);
+  t.match(elsewhere.stderr, /^skillctl: SKILL_MANIFEST_INVALID: /);
+});
+
+t.test('a skill with an unknown runner.json key is listed ok, its warning shown by skills and skills show', async (t) => {
+  const dir = await mkdtemp(join(scratch, 'skills-'));
+  const warned = await TestDaemon.start({ skillsDirs: [dir] });
+  t.teardown(() => warned.cleanup());
+  const made = await runSkillctl(['skills', 'new', 'noted', '--dir', dir], process.env);
+  t.equal(made.code, 0, made.stderr);
+  const runner = join(dir, 'noted', 'assets', 'runner.json');
+  await writeFile(runner, JSON.stringify({ ...(JSON.parse(await readFile(runner, 'utf8')) as object), max_attempts: 2 }));
+  const env = { ...process.env, SKILLD_SOCKET: warned.socket };
+  let list: Outcome | null = null;
+  for (let i = 0; i < 250 && !(list?.stderr.includes('max_attempts') ?? false); i += 1) {
+    list = await runSkillctl(['skills'], env);
+    if (!list.stderr.includes('max_attempts')) await new Promise((r) => setTimeout(r, 40));
+  }
+  t.match(list?.stdout, /^noted +0\.1\.0 +ok /m, 'still ok');
+  t.equal(list?.stderr, 'skillctl: warning: noted: runner.json: unknown key "max_attempts", ignored; did you mean "max_attempt"?\n');
+  const show = await runSkillctl(['skills', 'show', 'noted'], env);
+  t.match(show.stdout, /^warnings: +runner\.json: unknown key "max_attempts", ignored; did you mean "max_attempt"\?$/m);
+});

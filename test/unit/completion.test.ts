@@ -43,7 +43,7 @@ t.test('bash: commands, then each command\'s options, their choices, argument ch
   t.same(complete(['skillctl', 'run', 'echo', '--input', '']), [], 'a value without choices: nothing to offer');
   t.same(complete(['skillctl', 'completion', '']), ['bash', 'zsh']);
   t.same(complete(['skillctl', 'help', 'ru']), ['run']);
-  t.same(complete(['skillctl', 'skills', '']), ['show']);
+  t.same(complete(['skillctl', 'skills', '']), ['new', 'show', 'validate']);
   t.same(complete(['skillctl', 'status', '']), [], 'no arguments');
 });
 

@@ -1,0 +1,111 @@
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { SKILL_ID_PATTERN, SkillLoadError, loadSkill } from '../daemon/skills/manifest.js';
+import { stringOpt, UsageError } from './args.js';
+import type { Command, Context } from './command.js';
+import { EXIT } from './exit-codes.js';
+import { cell, errorText, json, keyValues, table } from './format.js';
+import { terminalText } from './terminal-text.js';
+import type { CodedError, SkillView } from './wire.js';
+
+/** `skills [show <id> | validate <dir> | new <id>]`: skills/list, skills/get, or a skill folder checked or made here, without the daemon. */
+export const skillsCommand: Command = {
+  name: 'skills',
+  usage: 'skills [show <id> | validate <dir> | new <id> [--dir DIR]]',
+  summary: "list the skills (invalid ones with their error), or show one; validate checks a skill folder with the daemon's rules and new writes a minimal one, both without the daemon",
+  options: {
+    dir: { type: 'string', value: 'DIR', description: 'new: the folder to write the skill in (default: the current one); put it in a skills folder of the daemon to use it' },
+  },
+  positionals: [0, 2],
+  argChoices: ['show', 'validate', 'new'],
+  examples: [
+    'skills',
+    'skills show summarize-text',
+    'skills show summarize-text --json  # with its input, parameter and output schemas',
+    'skills validate ./my-skill  # exit 1 with the error, as the daemon would list it',
+    'skills new release-notes --dir ~/.local/share/skilld/skills',
+  ],
+  offline: (inv) => inv.positionals[0] === 'validate' || inv.positionals[0] === 'new',
+  run: async (ctx, inv) => {
+    if (inv.positionals.length === 0) return listSkills(ctx);
+    const [verb, operand] = inv.positionals;
+    if (inv.positionals.length !== 2 || operand === undefined) throw new UsageError(`usage: skillctl ${skillsCommand.usage}`);
+    if (verb === 'validate') return validateSkill(ctx, operand);
+    if (verb === 'new') return newSkill(ctx, operand, stringOpt(inv.values, 'dir') ?? '.');
+    if (verb !== 'show') throw new UsageError(`usage: skillctl ${skillsCommand.usage}`);
+    const skill = await ctx.client.request<SkillView>('skills/get', { skill_id: operand });
+    ctx.print(ctx.json ? json(skill) : skillDetails(skill));
+    return 0;
+  },
+};
+
+/** Loads the folder as the daemon loads a skill (the id is the folder's name). */
+async function validateSkill(ctx: Context, dir: string): Promise<number> {
+  const folder = resolve(dir);
+  try {
+    const skill = await loadSkill(folder);
+    const answer = { id: skill.id, version: skill.version, path: folder, status: 'ok', warnings: skill.warnings, effective_engines: skill.effective_engines, execution_modes: skill.execution_modes };
+    if (ctx.json) ctx.print(json(answer));
+    else ctx.print(`${terminalText(skill.id)} ${terminalText(skill.version)}: ok (engines ${skill.effective_engines.join(', ')}; modes ${skill.execution_modes.join(', ')})`);
+    for (const warning of skill.warnings) ctx.warn(`skillctl: warning: ${terminalText(warning)}`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof SkillLoadError)) throw error;
+    const problem = { code: error.code, message: error.message, path: error.path };
+    if (ctx.json) ctx.print(json({ path: folder, status: 'invalid', error: problem }));
+    else ctx.warn(`skillctl: ${errorText(problem)} (${terminalText(error.path)})`);
+    return EXIT.failed;
+  }
+}
+
+/** Writes a minimal valid skill `<dir>/<id>`: SKILL.md and runner.json with an input and an output schema to edit. */
+async function newSkill(ctx: Context, id: string, dir: string): Promise<number> {
+  if (!SKILL_ID_PATTERN.test(id)) throw new UsageError(`a skill id must match ${SKILL_ID_PATTERN.source} (lower-case letters, digits, dots, dashes, underscores)`);
+  const folder = resolve(dir, id);
+  if (existsSync(folder)) throw new UsageError(`${folder} exists already: choose another id or --dir`);
+  await mkdir(join(folder, 'assets'), { recursive: true });
+  for (const [path, text] of Object.entries(skillTemplate(id))) await writeFile(join(folder, path), text, { flag: 'wx' });
+  // What was written loads as the daemon would load it, or this is a bug.
+  await loadSkill(folder);
+  ctx.print(ctx.json ? json({ id, path: folder }) : `wrote ${terminalText(folder)}: edit SKILL.md and the schemas in assets/, then skillctl skills validate ${terminalText(folder)}`);
+  return 0;
+}
+
+function skillTemplate(id: string): Record<string, string> {
+  const text = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
+  return {
+    'SKILL.md': `# ${id}\n\nYou receive \`text\` in the input.\n\n1. Say here, step by step, what the agent should do with it.\n2. Keep each step short and checkable.\n\nReturn a JSON object with \`result\` (string).\n`,
+    'assets/runner.json': text({ id, version: '0.1.0', name: id, description: 'What this skill does, in one sentence.', execution_modes: ['auto'] }),
+    'assets/input.schema.json': text({ type: 'object', required: ['text'], properties: { text: { type: 'string', minLength: 1, description: 'What the skill works on.' } }, additionalProperties: false }),
+    'assets/output.schema.json': text({ type: 'object', required: ['result'], properties: { result: { type: 'string', minLength: 1 } } }),
+  };
+}
+
+const SKILL_FIELD_TEXT: Record<string, (value: unknown) => string> = {
+  error: (value) => errorText(value as CodedError),
+  warnings: (value) => (Array.isArray(value) && value.length > 0 ? terminalText(value.join('; ')) : '-'),
+  schemas: (value) => {
+    const present = Object.entries(value as Record<string, unknown>).filter(([, schema]) => schema !== null);
+    return present.length === 0 ? '-' : `${present.map(([key]) => key).join(', ')} (--json shows them)`;
+  },
+  instructions: (value) => (typeof value === 'string' ? `SKILL.md, ${value.split('\n').length} lines (--json shows it)` : '-'),
+};
+
+function skillDetails(skill: SkillView): string {
+  return keyValues(Object.entries(skill).map(([key, value]) => [key, (SKILL_FIELD_TEXT[key] ?? cell)(value)]));
+}
+
+async function listSkills(ctx: Context): Promise<number> {
+  const answer = await ctx.client.request<{ skills: SkillView[] }>('skills/list');
+  if (ctx.json) {
+    ctx.print(json(answer));
+    return 0;
+  }
+  const { skills } = answer;
+  const rows = skills.map((s) => [s.id, cell(s.version), s.status, cell(s.execution_modes), cell(s.effective_engines), s.error === undefined ? '' : errorText(s.error)]);
+  ctx.print(skills.length === 0 ? 'no skills' : table(['ID', 'VERSION', 'STATUS', 'MODES', 'ENGINES', 'ERROR'], rows));
+  for (const skill of skills) for (const warning of skill.warnings ?? []) ctx.warn(`skillctl: warning: ${skill.id}: ${terminalText(warning)}`);
+  return 0;
+}
+
