@@ -16,6 +16,8 @@ export interface OptionSpec {
   readonly choices?: readonly string[];
   /** The value that applies when the option is absent, as help shows it. */
   readonly default?: string;
+  /** The value is a skill id: completion offers the daemon's skills. */
+  readonly completes?: 'skill';
 }
 
 /** A command's options, by long name. */

@@ -8,4 +8,4 @@ export const JOB_STATUSES = ['queued', 'running', 'waiting_user', 'succeeded', '
 export const EXECUTION_MODES = ['auto', 'interactive'] as const;
 export const ENGINE_NAMES = ['codex', 'gemini', 'iflow', 'claude'] as const;
 export const LOG_STREAMS = ['stdout', 'stderr'] as const;
-export const SHELLS = ['bash', 'zsh'] as const;
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;

@@ -58,6 +58,8 @@ export interface Command {
   readonly details?: readonly string[];
   /** Which positional is a job id: a unique prefix of one (with or without `job-`) is replaced by the whole id before `run`. */
   readonly jobArg?: number;
+  /** Which positional is a skill id (completion offers the daemon's skills). */
+  readonly skillArg?: number;
   /** The values the first positional takes (help and completion); others are the command's to refuse. */
   readonly argChoices?: readonly string[];
   /** Runs without the daemon: no socket is opened (a function: for these arguments). */

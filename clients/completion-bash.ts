@@ -19,9 +19,16 @@ export function bashCompletion(commands: readonly Command[]): string {
     ...caseFunction('_skillctl_options', 'The options of command $1.', '$1', commands.map((c) => [q(c.name), `printf '%s' ${q(optionWords(c.options).join(' '))}`])),
     ...caseFunction('_skillctl_takes_value', 'Whether option $2 of command $1 takes a value (the next word).', '$1 $2', [[valuePatterns(commands), 'return 0']], 'return 1'),
     ...caseFunction('_skillctl_choices', 'The values option $2 of command $1 allows.', '$1 $2', choiceCases(commands)),
-    '# Recent job ids, quietly: nothing when the daemon cannot be reached.',
+    '# Recent job ids, quietly: nothing when the daemon cannot be reached. Without "job-" (skillctl',
+    '# takes them so) unless the word typed starts with it.',
     '_skillctl_job_ids() {',
-    `  command skillctl jobs -q --limit ${JOB_IDS_LISTED} \${_skillctl_socket:+--socket "$_skillctl_socket"} 2>/dev/null`,
+    `  local ids; ids=$(command skillctl jobs -q --limit ${JOB_IDS_LISTED} \${_skillctl_socket:+--socket "$_skillctl_socket"} 2>/dev/null)`,
+    '  if [[ $cur == job-* ]]; then printf \'%s\\n\' "$ids"; else printf \'%s\\n\' "$ids" | sed \'s/^job-//\'; fi',
+    '}',
+    '',
+    '# The ids of the skills that are ok, quietly.',
+    '_skillctl_skill_ids() {',
+    '  command skillctl skills -q ${_skillctl_socket:+--socket "$_skillctl_socket"} 2>/dev/null',
     '}',
     '',
     ...caseFunction('_skillctl_args', 'The values positional $2 (from 0) of command $1 takes.', '$1 $2', argumentCases(commands)),
@@ -48,13 +55,17 @@ function valuePatterns(commands: readonly Command[]): string {
 
 function choiceCases(commands: readonly Command[]): Array<[string, string]> {
   return commands.flatMap((c) =>
-    Object.entries(c.options).flatMap(([name, spec]): Array<[string, string]> => (spec.choices === undefined ? [] : [[patterns(c.name, name, spec), `printf '%s' ${q(spec.choices.join(' '))}`]])),
+    Object.entries(c.options).flatMap(([name, spec]): Array<[string, string]> => {
+      if (spec.completes === 'skill') return [[patterns(c.name, name, spec), '_skillctl_skill_ids']];
+      return spec.choices === undefined ? [] : [[patterns(c.name, name, spec), `printf '%s' ${q(spec.choices.join(' '))}`]];
+    }),
   );
 }
 
 function argumentCases(commands: readonly Command[]): Array<[string, string]> {
   return commands.flatMap((c): Array<[string, string]> => [
     ...(c.jobArg === undefined ? [] : [[q(`${c.name} ${c.jobArg}`), '_skillctl_job_ids'] as [string, string]]),
+    ...(c.skillArg === undefined ? [] : [[q(`${c.name} ${c.skillArg}`), '_skillctl_skill_ids'] as [string, string]]),
     ...(c.argChoices === undefined ? [] : [[q(`${c.name} 0`), `printf '%s' ${q(c.argChoices.join(' '))}`] as [string, string]]),
   ]);
 }

@@ -19,7 +19,16 @@ export function zshCompletion(commands: readonly Command[]): string {
     '  local socket=${opt_args[--socket]:-$_skillctl_socket}',
     '  local -a ids',
     `  ids=(\${(f)"$(command skillctl jobs -q --limit ${JOB_IDS_LISTED} \${socket:+--socket "$socket"} 2>/dev/null)"})`,
+    '  # Without "job-" (skillctl takes them so) unless the word typed starts with it.',
+    '  [[ $PREFIX == job-* ]] || ids=(${ids#job-})',
     "  _wanted jobs expl 'job id' compadd -a ids",
+    '}',
+    '',
+    '_skillctl_skill_ids() {',
+    '  local socket=${opt_args[--socket]:-$_skillctl_socket}',
+    '  local -a ids',
+    '  ids=(${(f)"$(command skillctl skills -q ${socket:+--socket "$socket"} 2>/dev/null)"})',
+    "  _wanted skills expl 'skill id' compadd -a ids",
     '}',
     '',
     '_skillctl() {',
@@ -62,7 +71,7 @@ function brief(text: string | undefined): string {
 /** One option as _arguments specs: `'(-e --engine)'{-e,--engine=}'[the engine]:E:(codex gemini)'`. */
 function zshOption(name: string, spec: OptionSpec): string {
   const takes = spec.type === 'string';
-  const action = spec.choices !== undefined ? `(${spec.choices.join(' ')})` : spec.value === 'PATH' ? '_files' : ' ';
+  const action = spec.choices !== undefined ? `(${spec.choices.join(' ')})` : spec.completes === 'skill' ? '_skillctl_skill_ids' : spec.value === 'PATH' ? '_files' : ' ';
   const after = `[${brief(spec.description)}]${takes ? `:${brief(valueName(name, spec))}:${action}` : ''}`;
   const repeat = spec.multiple === true ? '*' : '';
   if (spec.short === undefined) return q(`${repeat}--${name}${takes ? '=' : ''}${after}`);
@@ -78,6 +87,7 @@ function zshOptions(options: OptionSpecs): string[] {
 function commandSpecs(command: Command): string {
   const args: string[] = [];
   if (command.jobArg !== undefined) args.push(q(`${command.jobArg + 1}:job id:_skillctl_job_ids`));
+  if (command.skillArg !== undefined) args.push(q(`${command.skillArg + 1}:skill id:_skillctl_skill_ids`));
   if (command.argChoices !== undefined) args.push(q(`1:argument:(${command.argChoices.join(' ')})`));
   if (command.positionals[1] > args.length) args.push(q('*:argument: '));
   return [...zshOptions(command.options), ...args].map((spec) => ` \\\n          ${spec}`).join('');

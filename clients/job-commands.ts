@@ -16,7 +16,7 @@ export const jobsCommand: Command = {
   summary: 'list jobs, newest first: how long ago each was created and how long it ran',
   options: {
     status: { type: 'string', value: 'S', description: 'only jobs in this status', choices: JOB_STATUSES },
-    skill: { type: 'string', value: 'ID', description: 'only jobs of this skill' },
+    skill: { type: 'string', value: 'ID', description: 'only jobs of this skill', completes: 'skill' },
     limit: { type: 'string', value: 'N', description: 'at most N jobs (1 to 1000)', default: '50' },
     before: { type: 'string', value: 'JOB', description: 'only jobs created before this one (a short id will do): the next page, as the "more:" line names it' },
     quiet: { type: 'boolean', short: 'q', description: 'print only the job ids, one a line (for scripts)' },

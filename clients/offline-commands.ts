@@ -2,6 +2,7 @@ import { stringOpt, UsageError } from './args.js';
 import { SHELLS } from './choices.js';
 import { arg, type Command } from './command.js';
 import { bashCompletion } from './completion-bash.js';
+import { fishCompletion } from './completion-fish.js';
 import { zshCompletion } from './completion-zsh.js';
 import { json } from './format.js';
 import { chooseSocket, sourceText } from './socket-path.js';
@@ -39,22 +40,23 @@ export const socketCommand: Command = {
   },
 };
 
-/** `completion bash|zsh`: the completion script for the whole table. */
+/** `completion bash|zsh|fish`: the completion script for the whole table. */
 export function completionCommand(table: () => readonly Command[]): Command {
   return {
     name: 'completion',
-    usage: 'completion <bash|zsh>',
-    summary: 'print a shell completion script for bash or zsh: commands, options, their values, job ids',
+    usage: 'completion <bash|zsh|fish>',
+    summary: 'print a shell completion script for bash, zsh or fish: commands, options, their values, job ids (without job-) and skill ids',
     options: {},
     positionals: [1, 1],
     argChoices: SHELLS,
     offline: true,
-    examples: ['completion bash > ~/.local/share/bash-completion/completions/skillctl', 'completion zsh > "${fpath[1]}/_skillctl"'],
-    details: ['Or load it in each shell: source <(skillctl completion bash) in ~/.bashrc; source <(skillctl completion zsh) in ~/.zshrc, after compinit.'],
+    examples: ['completion bash > ~/.local/share/bash-completion/completions/skillctl', 'completion zsh > "${fpath[1]}/_skillctl"', 'completion fish > ~/.config/fish/completions/skillctl.fish'],
+    details: ['Or load it in each shell: source <(skillctl completion bash) in ~/.bashrc; source <(skillctl completion zsh) in ~/.zshrc, after compinit; skillctl completion fish | source in config.fish.'],
     run: async (ctx, inv) => {
       const shell = arg(inv, 0);
       if (shell === 'bash') ctx.print(bashCompletion(table()));
       else if (shell === 'zsh') ctx.print(zshCompletion(table()));
+      else if (shell === 'fish') ctx.print(fishCompletion(table()));
       else throw new UsageError(`the shell must be one of: ${SHELLS.join(', ')} (got ${JSON.stringify(shell)})`);
       return 0;
     },

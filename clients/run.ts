@@ -24,6 +24,7 @@ export const runCommand: Command = {
     wait: { type: 'boolean', short: 'w' },
   },
   positionals: [1, 1],
+  skillArg: 0,
   run: async (ctx, inv) => {
     const job = await ctx.client.request<JobView>('jobs/create', createParams(inv));
     if (job.execution_mode === 'interactive' && !ctx.json && onTerminal()) return interact(ctx, job.job_id, terminalAsk, 'start', job.created_at);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SKILL_ID_PATTERN, SkillLoadError, loadSkill } from '../daemon/skills/manifest.js';
-import { stringOpt, UsageError } from './args.js';
+import { flagOpt, stringOpt, UsageError } from './args.js';
 import type { Command, Context } from './command.js';
 import { EXIT } from './exit-codes.js';
 import { cell, errorText, json, keyValues, table } from './format.js';
@@ -12,9 +12,10 @@ import type { CodedError, SkillView } from './wire.js';
 /** `skills [show <id> | validate <dir> | new <id>]`: skills/list, skills/get, or a skill folder checked or made here, without the daemon. */
 export const skillsCommand: Command = {
   name: 'skills',
-  usage: 'skills [show <id> | validate <dir> | new <id> [--dir DIR]]',
+  usage: 'skills [show <id> | validate <dir> | new <id> [--dir DIR]] [-q|--quiet]',
   summary: "list the skills (invalid ones with their error), or show one; validate checks a skill folder with the daemon's rules and new writes a minimal one, both without the daemon",
   options: {
+    quiet: { type: 'boolean', short: 'q', description: 'the list: print only the ids of the skills that are ok, one a line (for scripts and completion)' },
     dir: { type: 'string', value: 'DIR', description: 'new: the folder to write the skill in (default: the current one); put it in a skills folder of the daemon to use it' },
   },
   positionals: [0, 2],
@@ -28,7 +29,7 @@ export const skillsCommand: Command = {
   ],
   offline: (inv) => inv.positionals[0] === 'validate' || inv.positionals[0] === 'new',
   run: async (ctx, inv) => {
-    if (inv.positionals.length === 0) return listSkills(ctx);
+    if (inv.positionals.length === 0) return listSkills(ctx, flagOpt(inv.values, 'quiet'));
     const [verb, operand] = inv.positionals;
     if (inv.positionals.length !== 2 || operand === undefined) throw new UsageError(`usage: skillctl ${skillsCommand.usage}`);
     if (verb === 'validate') return validateSkill(ctx, operand);
@@ -96,8 +97,12 @@ function skillDetails(skill: SkillView): string {
   return keyValues(Object.entries(skill).map(([key, value]) => [key, (SKILL_FIELD_TEXT[key] ?? cell)(value)]));
 }
 
-async function listSkills(ctx: Context): Promise<number> {
+async function listSkills(ctx: Context, quiet: boolean): Promise<number> {
   const answer = await ctx.client.request<{ skills: SkillView[] }>('skills/list');
+  if (quiet && !ctx.json) {
+    for (const skill of answer.skills) if (skill.status === 'ok') ctx.print(terminalText(skill.id));
+    return 0;
+  }
   if (ctx.json) {
     ctx.print(json(answer));
     return 0;

@@ -83,9 +83,9 @@ t.test('a bad option value is exit 2 with the allowed values, before anything is
   const engine = await offline(['run', 'echo-auto', '--engine', 'vim']);
   t.equal(engine.code, 2);
   t.match(engine.stderr, '--engine must be one of: codex, gemini, iflow, claude');
-  const shell = await offline(['completion', 'fish']);
+  const shell = await offline(['completion', 'tcsh']);
   t.equal(shell.code, 2);
-  t.match(shell.stderr, 'must be one of: bash, zsh');
+  t.match(shell.stderr, 'must be one of: bash, zsh, fish');
 });
 
 t.test('job ids by unique prefix: as given, without job-, ambiguous (exit 2, listed), unknown (exit 1)', async (t) => {
@@ -270,8 +270,9 @@ t.test('completion bash: the script skillctl prints completes commands, choices 
   t.same(complete(['skillctl', 'ret']), ['retry']);
   t.same(complete(['skillctl', 'jobs', '--status', 'wa']), ['waiting_user']);
   const newest = (JSON.parse((await ctl(['jobs', '--limit', '1', '--json'])).stdout) as { jobs: JobView[] }).jobs[0]?.job_id ?? '';
-  t.same(complete(['skillctl', 'show', newest.slice(0, -1)]), [newest], 'job ids from the real daemon');
-  t.ok(complete(['skillctl', 'retry', '']).includes(newest));
+  t.same(complete(['skillctl', 'show', newest.slice(0, -1)]), [newest], 'job ids from the real daemon, whole when job- is typed');
+  t.ok(complete(['skillctl', 'retry', '']).includes(newest.replace(/^job-/, '')), 'else without job-');
+  t.same(complete(['skillctl', 'run', 'echo-a']), ['echo-auto'], 'skill ids from the real daemon');
 });
 
 /** A folder with a `skillctl` that runs the built one, for shells to find on the PATH. */

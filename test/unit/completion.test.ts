@@ -4,6 +4,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bashCompletion } from '../../clients/completion-bash.js';
+import { fishCompletion } from '../../clients/completion-fish.js';
 import { zshCompletion } from '../../clients/completion-zsh.js';
 import { COMMANDS } from '../../clients/table.js';
 import { hasTool } from '../helpers/tools.js';
@@ -15,7 +16,12 @@ await writeFile(script, bashCompletion(COMMANDS));
 // A stand-in skillctl on the PATH for the job ids: it records its arguments.
 const bin = join(dir, 'bin');
 await mkdir(bin);
-await writeFile(join(bin, 'skillctl'), `#!/bin/sh\necho "$@" > ${join(dir, 'args')}\nprintf 'job-0mbdz1c00-1111111111\\njob-0mbdz1c99-2222222222\\n'\n`);
+await writeFile(
+  join(bin, 'skillctl'),
+  `#!/bin/sh\necho "$@" > ${join(dir, 'args')}\ncase "$1" in skills) printf 'echo-auto\\necho-both\\n' ;; *) printf 'job-0mbdz1c00-1111111111\\njob-0mbdz1c99-2222222222\\n' ;; esac\n`,
+);
+/** What the completions offer for job ids: without "job-", as skillctl takes them. */
+const SHORT_IDS = ['0mbdz1c00-1111111111', '0mbdz1c99-2222222222'];
 await chmod(join(bin, 'skillctl'), 0o755);
 
 const quote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
@@ -41,22 +47,27 @@ t.test('bash: commands, then each command\'s options, their choices, argument ch
   t.same(complete(['skillctl', 'run', 'echo', '-e', '']), ['claude', 'codex', 'gemini', 'iflow']);
   t.same(complete(['skillctl', 'run', 'echo', '--engine', 'codex', '--mode', 'i']), ['interactive']);
   t.same(complete(['skillctl', 'run', 'echo', '--input', '']), [], 'a value without choices: nothing to offer');
-  t.same(complete(['skillctl', 'completion', '']), ['bash', 'zsh']);
+  t.same(complete(['skillctl', 'completion', '']), ['bash', 'fish', 'zsh']);
   t.same(complete(['skillctl', 'help', 'ru']), ['run']);
   t.same(complete(['skillctl', 'skills', '']), ['new', 'show', 'validate']);
   t.same(complete(['skillctl', 'status', '']), [], 'no arguments');
 });
 
-t.test('bash: job ids where a command takes one, from skillctl jobs -q (with the --socket given)', async (t) => {
-  const ids = ['job-0mbdz1c00-1111111111', 'job-0mbdz1c99-2222222222'];
+t.test('bash: job ids where a command takes one, from skillctl jobs -q (with the --socket given), without job- unless it is typed; skill ids after run and --skill', async (t) => {
+  const ids = SHORT_IDS;
   t.same(complete(['skillctl', 'show', '']), ids);
-  t.same(complete(['skillctl', 'cancel', 'job-0mbdz1c9']), [ids[1]]);
+  t.same(complete(['skillctl', 'show', '0mbdz1c0']), [ids[0]]);
+  t.same(complete(['skillctl', 'cancel', 'job-0mbdz1c9']), ['job-0mbdz1c99-2222222222'], 'the whole id when job- is typed');
   t.match(await readFile(join(dir, 'args'), 'utf8'), /^jobs -q --limit \d+\n$/);
   t.same(complete(['skillctl', '--socket', '/s/x.sock', 'logs', '-f', '']), ids, 'after a flag');
   t.match(await readFile(join(dir, 'args'), 'utf8'), 'jobs -q --limit 100 --socket /s/x.sock');
   t.same(complete(['skillctl', 'logs', '--attempt', '2', '']), ids, "after an option's value");
   t.same(complete(['skillctl', 'reply', 'job-0mbdz1c00-1111111111', '']), [], 'the reply text is not a job id');
   t.same(complete(['skillctl', 'show', 'x', '']), [], 'one job only');
+  t.same(complete(['skillctl', 'run', '']), ['echo-auto', 'echo-both']);
+  t.match(await readFile(join(dir, 'args'), 'utf8'), /^skills -q\n$/);
+  t.same(complete(['skillctl', 'jobs', '--skill', 'echo-b']), ['echo-both']);
+  t.same(complete(['skillctl', 'run', 'echo-auto', '']), [], 'one skill only');
 });
 
 t.test('bash: --socket completes file names', async (t) => {
@@ -90,13 +101,15 @@ t.test('zsh: what a Tab offers at a real prompt', { skip: ZSH_SKIP }, async (t) 
     'skillctl run echo --engine codex --mode i',
     'skillctl completion ',
     'skillctl help ru',
+    'skillctl run ',
+    'skillctl jobs --skill echo-b',
     'skillctl show ',
     'skillctl logs --socket /s/z.sock -f ',
   ];
   const helper = join(import.meta.dirname, '..', 'helpers', 'zsh-complete.zsh');
   const out = execFileSync('zsh', ['-f', helper, file, ...lines], { env: { PATH: `${bin}:${process.env['PATH'] ?? ''}`, HOME: dir }, encoding: 'utf8', timeout: 60_000 });
   const offered = out.split('<end>\n').slice(0, lines.length).map((block) => block.split('\n').filter((l) => l.startsWith('<hit>')).map((l) => l.slice(5)));
-  const ids = ['job-0mbdz1c00-1111111111', 'job-0mbdz1c99-2222222222'];
+  const ids = SHORT_IDS;
   t.same(offered, [
     ['reply', 'result', 'retry'],
     ['--help', '--json', '--socket', '--version', '-V', '-h'],
@@ -105,10 +118,39 @@ t.test('zsh: what a Tab offers at a real prompt', { skip: ZSH_SKIP }, async (t) 
     ['failed'],
     ['claude', 'codex', 'gemini', 'iflow'],
     ['interactive'],
-    ['bash', 'zsh'],
+    ['bash', 'fish', 'zsh'],
     ['run'],
+    ['echo-auto', 'echo-both'],
+    ['echo-both'],
     ids,
     ids,
   ]);
   t.match(await readFile(join(dir, 'args'), 'utf8'), 'jobs -q --limit 100 --socket /s/z.sock', 'the job ids come from the socket given');
+});
+
+const FISH_SKIP = hasTool('fish') ? false : 'fish is not installed (.ci/run installs it)';
+
+t.test('fish: what a Tab offers, from the script skillctl prints', { skip: FISH_SKIP }, async (t) => {
+  const file = join(dir, 'skillctl.fish');
+  await writeFile(file, fishCompletion(COMMANDS));
+  execFileSync('fish', ['--no-config', '-n', file]);
+  /** What fish offers for the line, as `complete -C` lists it. */
+  const offer = (line: string): string[] =>
+    execFileSync('fish', ['--no-config', '-c', `source ${quote(file)}; complete -C ${quote(line)}`], { env: { PATH: `${bin}:${process.env['PATH'] ?? ''}`, HOME: dir }, encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => l.split('\t')[0] as string)
+      .sort();
+  t.same(offer('skillctl re'), ['reply', 'result', 'retry']);
+  t.same(offer('skillctl jobs --status f'), ['failed']);
+  t.same(offer('skillctl run echo-auto -e '), ['claude', 'codex', 'gemini', 'iflow']);
+  t.same(offer('skillctl completion '), ['bash', 'fish', 'zsh']);
+  t.same(offer('skillctl show '), SHORT_IDS, 'job ids without job-');
+  t.same(offer('skillctl show job-0mbdz1c9'), ['job-0mbdz1c99-2222222222'], 'the whole id when job- is typed');
+  t.same(offer('skillctl logs --attempt 2 '), SHORT_IDS, "after an option's value");
+  t.same(offer('skillctl --socket /s/f.sock cancel '), SHORT_IDS);
+  t.match(await readFile(join(dir, 'args'), 'utf8'), 'jobs -q --limit 100 --socket /s/f.sock', 'the job ids come from the socket given');
+  t.same(offer('skillctl reply 0mbdz1c00-1111111111 '), [], 'the reply text is not a job id');
+  t.same(offer('skillctl run '), ['echo-auto', 'echo-both']);
+  t.same(offer('skillctl jobs --skill echo-b'), ['echo-both']);
 });
