@@ -34,6 +34,11 @@ export interface Context {
   write(text: string): void;
   /** Writes one line to stderr. */
   warn(text: string): void;
+  /**
+   * After the daemon went away (it restarted): connects again, so that `client` works on; false
+   * when `signal` aborts first. Throws DaemonUnreachableError when the daemon does not come back.
+   */
+  reconnect(signal?: AbortSignal): Promise<boolean>;
 }
 
 /** A command's parsed arguments. */

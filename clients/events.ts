@@ -1,4 +1,5 @@
 import { DaemonUnreachableError, type RpcClient } from '../rpc/client.js';
+import type { Context } from './command.js';
 import { TERMINAL_STATUSES, type JobEvent, type JobView } from './wire.js';
 
 /** `jobs/subscribe` params: one job (with a replay after `after_seq`), or every job. */
@@ -53,6 +54,35 @@ export async function* jobEvents(client: RpcClient, params: SubscribeParams, opt
     offClose();
     signal?.removeEventListener('abort', onAbort);
     if (subscription !== undefined && !closed) void client.request('jobs/unsubscribe', { subscription_id: subscription }).catch(() => undefined);
+  }
+}
+
+/**
+ * `jobEvents` that outlives a restart of the daemon: when the connection drops, it says so on
+ * stderr, connects again (`Context.reconnect`) and subscribes again, a job's events from the last
+ * one it gave (`after_seq`), so none is lost or given twice; without a job, the live stream goes on
+ * (what happened meanwhile is not given). Ends when the signal aborts, also while it waits.
+ */
+export async function* lastingJobEvents(ctx: Pick<Context, 'client' | 'warn' | 'reconnect'>, params: SubscribeParams, options: StreamOptions = {}): AsyncGenerator<JobEvent, void, undefined> {
+  let after = params.after_seq;
+  for (let first = true; ; first = false) {
+    // Once it has given an event of the job, the replay from there covers what the first subscription's start did.
+    const again = params.job_id !== undefined && after !== undefined;
+    const current: SubscribeParams = again && after !== undefined ? { ...params, after_seq: after } : params;
+    try {
+      const { afterSubscribe: _covered, ...replayed } = options;
+      for await (const event of jobEvents(ctx.client, current, first || !again ? options : replayed)) {
+        // A job's stored events are numbered from 1; the standing event a start gives is 0.
+        if (event.seq > 0) after = event.seq;
+        yield event;
+      }
+      return;
+    } catch (error) {
+      if (!(error instanceof DaemonUnreachableError)) throw error;
+      ctx.warn('skillctl: the daemon went away (a restart?): connecting again...');
+      if (!(await ctx.reconnect(options.signal))) return;
+      ctx.warn(params.job_id === undefined ? 'skillctl: connected again (events meanwhile are not shown)' : 'skillctl: connected again');
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import { EXIT } from './exit-codes.js';
 import { colourOn, paintStatus } from './colour.js';
 import type { Context } from './command.js';
-import { jobEvents, standingEvent, statusTo, type SubscribeParams } from './events.js';
+import { lastingJobEvents, standingEvent, statusTo, type SubscribeParams } from './events.js';
 import { reportResult } from './job-commands.js';
 import { StatusLine } from './status-line.js';
 import type { JobEvent, JobView, PendingQuestion, PendingView, ResultView } from './wire.js';
@@ -38,7 +38,7 @@ export async function followJob(ctx: Context, jobId: string, options: FollowOpti
   const afterSubscribe = options.from === 'now' ? () => whereItStands(ctx, jobId, line) : undefined;
   let status: string | undefined;
   try {
-    for await (const event of jobEvents(ctx.client, params, { signal: interrupt.signal, afterSubscribe })) {
+    for await (const event of lastingJobEvents(ctx, params, { signal: interrupt.signal, afterSubscribe })) {
       if (event.type === 'finished') {
         line?.stop();
         return reportResult(out, await ctx.client.request<ResultView>('jobs/result', { job_id: jobId }));
@@ -93,7 +93,7 @@ function pastLine(ctx: Context, line: StatusLine): Context {
     print(text);
     line.draw();
   };
-  return { client: ctx.client, json: ctx.json, print: around(ctx.print), write: around(ctx.write), warn: around(ctx.warn) };
+  return { client: ctx.client, json: ctx.json, print: around(ctx.print), write: around(ctx.write), warn: around(ctx.warn), reconnect: (signal) => ctx.reconnect(signal) };
 }
 
 /** The first Ctrl-C (SIGINT) calls `onFirst`; a second one exits at once. Returns the undo. */

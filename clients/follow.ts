@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { RpcClient } from '../rpc/client.js';
+import { DaemonUnreachableError, type RpcClient } from '../rpc/client.js';
 import { flagOpt, intOpt } from './args.js';
 import { arg, type Command, type Context } from './command.js';
-import { jobEvents } from './events.js';
+import { lastingJobEvents } from './events.js';
 import { eventLine, jsonLine } from './format.js';
 import { escapedText, terminalText } from './terminal-text.js';
 import type { JobView, LogChunk } from './wire.js';
@@ -34,7 +34,7 @@ export const logsCommand: Command = {
     const print = logPrinter(ctx, raw, text);
     let offset = 0;
     for (;;) {
-      const chunk = await ctx.client.request<LogChunk>('jobs/logs', { ...params, offset });
+      const chunk = await logsAt(ctx, { ...params, offset }, follow);
       const done = chunk.eof || (chunk.next_offset === offset && !follow);
       print(chunk, done);
       if (done) return 0;
@@ -71,6 +71,20 @@ export function logPrinter(ctx: Context, raw: boolean, text: boolean): (chunk: L
   };
 }
 
+/** One jobs/logs answer; while following, through a restart of the daemon (the offset is the place to go on from). */
+async function logsAt(ctx: Context, params: Record<string, unknown>, follow: boolean): Promise<LogChunk> {
+  for (;;) {
+    try {
+      return await ctx.client.request<LogChunk>('jobs/logs', params);
+    } catch (error) {
+      if (!follow || !(error instanceof DaemonUnreachableError)) throw error;
+      ctx.warn('skillctl: the daemon went away (a restart?): connecting again...');
+      if (!(await ctx.reconnect())) throw error;
+      ctx.warn('skillctl: connected again');
+    }
+  }
+}
+
 async function currentAttempt(client: RpcClient, jobId: string): Promise<number> {
   const job = await client.request<JobView & { attempt: number }>('jobs/get', { job_id: jobId });
   return Math.max(job.attempt, 1);
@@ -86,10 +100,10 @@ export const watchCommand: Command = {
   run: async (ctx, inv) => {
     const jobId = inv.positionals[0];
     const params = jobId === undefined ? {} : { job_id: jobId, after_seq: 0 };
-    for await (const event of jobEvents(ctx.client, params)) {
+    for await (const event of lastingJobEvents(ctx, params)) {
       ctx.print(ctx.json ? jsonLine(event) : eventLine(event));
       if (jobId !== undefined && event.type === 'finished') return 0;
     }
-    throw new Error('the event stream ended early'); // jobEvents ends only by throwing
+    throw new Error('the event stream ended early'); // it ends only by throwing
   },
 };

@@ -10,6 +10,7 @@ import { terminalText } from './terminal-text.js';
 import { commandHelp, usageText } from './usage.js';
 import { didYouMean } from '../rpc/nearest.js';
 import { EXIT } from './exit-codes.js';
+import { ClientLink } from './link.js';
 import { clientVersion } from './version.js';
 
 /** A mistyped command: said in one line with the nearest command, not with the whole help. */
@@ -37,12 +38,12 @@ async function main(argv: string[]): Promise<number> {
     const offline = typeof command.offline === 'function' ? command.offline(inv) : command.offline === true;
     if (offline) return await command.run(context(OFFLINE, inv.values), inv);
     socket = socketPath(stringOpt(inv.values, 'socket'));
-    const client = await RpcClient.connect(socket);
+    const link = new ClientLink(await RpcClient.connect(socket), socket);
     try {
-      await resolveJobArg(client, command, inv);
-      return await command.run(context(client, inv.values), inv);
+      await resolveJobArg(link.client, command, inv);
+      return await command.run(context(link.client, inv.values, (signal) => link.reconnect(signal)), inv);
     } finally {
-      client.close();
+      link.close();
     }
   } catch (error) {
     return json ? reportJson(error, socket) : report(error, socket, current);
@@ -63,9 +64,10 @@ const OFFLINE = new Proxy({} as RpcClient, {
   },
 });
 
-function context(client: RpcClient, values: OptionValues): Context {
+function context(client: RpcClient, values: OptionValues, reconnect: Context['reconnect'] = () => Promise.resolve(false)): Context {
   return {
     client,
+    reconnect,
     json: flagOpt(values, 'json'),
     print: (text) => void process.stdout.write(`${text}\n`),
     write: (text) => void process.stdout.write(text),
