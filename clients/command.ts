@@ -12,7 +12,7 @@ import type { OptionSpecs, OptionValues } from './args.js';
  *     options: { wide: { type: 'boolean', short: 'w', description: 'every field' } },
  *     positionals: [1, 1],                       // fewest and most
  *     jobArg: 0,                                 // positional 0 is a job id: a unique prefix is resolved first
- *     examples: ['show job-0mhx2k9ab-3f9c1d2e4b'],
+ *     examples: ['show job-3f9c1d2e4b-0mhx2k9ab'],
  *     run: async (ctx, inv) => { ... },          // resolves to the exit code
  *   };
  *

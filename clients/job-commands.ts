@@ -56,7 +56,7 @@ export const showCommand: Command = {
   options: {},
   positionals: [1, 1],
   jobArg: 0,
-  examples: ['show job-0mhx2k9ab-3f9c1d2e4b', 'show 0mhx2k9  # a unique start of the id will do', 'show 0mhx2k9 --json'],
+  examples: ['show job-3f9c1d2e4b-0mhx2k9ab', 'show 3f9c1d2  # a unique start of the id will do', 'show 3f9c1d2 --json'],
   run: async (ctx, inv) => {
     const job = await ctx.client.request<JobView>('jobs/get', { job_id: arg(inv, 0) });
     ctx.print(ctx.json ? json(job) : jobDetails(job));
@@ -72,7 +72,7 @@ export const resultCommand: Command = {
   options: {},
   positionals: [1, 1],
   jobArg: 0,
-  examples: ['result 0mhx2k9', 'result 0mhx2k9 --json  # the whole jobs/result answer: status, output, artifacts, warnings, error'],
+  examples: ['result 3f9c1d2', 'result 3f9c1d2 --json  # the whole jobs/result answer: status, output, artifacts, warnings, error'],
   details: ['The output goes to stdout as JSON; warnings, artifact paths and errors go to stderr.'],
   run: async (ctx, inv) => reportResult(ctx, await ctx.client.request<ResultView>('jobs/result', { job_id: arg(inv, 0) })),
 };
@@ -108,7 +108,7 @@ export const cancelCommand: Command = {
   options: {},
   positionals: [1, 1],
   jobArg: 0,
-  examples: ['cancel 0mhx2k9'],
+  examples: ['cancel 3f9c1d2'],
   run: async (ctx, inv) => {
     const answer = await ctx.client.request<{ job_id: string; status: string; accepted: boolean }>('jobs/cancel', { job_id: arg(inv, 0) });
     if (ctx.json) ctx.print(json(answer));

@@ -4,8 +4,11 @@ import { table } from './format.js';
 import { agoOf } from './time-text.js';
 import type { JobView } from './wire.js';
 
-/** A whole job id as the daemon makes them (daemon/jobs/new-job.ts): time in base 36, then 5 random bytes in hex. */
-export const JOB_ID_PATTERN = /^job-[0-9a-z]{9}-[0-9a-f]{10}$/;
+/**
+ * A whole job id as the daemon makes them (daemon/jobs/new-job.ts): 5 random bytes in hex, then
+ * the time in base 36; or as it made them before, time first.
+ */
+export const JOB_ID_PATTERN = /^job-(?:[0-9a-f]{10}-[0-9a-z]{9}|[0-9a-z]{9}-[0-9a-f]{10})$/;
 
 /** How many matches an ambiguous prefix lists. */
 export const MATCHES_SHOWN = 10;
@@ -13,7 +16,7 @@ export const MATCHES_SHOWN = 10;
 /** How many matches skillctl asks for (jobs/list's largest page), to say how many more there are. */
 export const MATCHES_ASKED = 1000;
 
-/** The id prefix a short id stands for: `0mhx2k` and `job-0mhx2k` both mean `job-0mhx2k`. */
+/** The id prefix a short id stands for: `3f9c1d` and `job-3f9c1d` both mean `job-3f9c1d`. */
 export function jobIdPrefix(given: string): string {
   return given.startsWith('job-') ? given : `job-${given}`;
 }

@@ -14,7 +14,7 @@ export const retryCommand: Command = {
   options: { wait: { type: 'boolean', short: 'w', description: 'follow the new job and print its output, as run --wait does (exit 1 if it fails)' } },
   positionals: [1, 1],
   jobArg: 0,
-  examples: ['retry 0mhx2k9', 'retry 0mhx2k9 --wait'],
+  examples: ['retry 3f9c1d2', 'retry 3f9c1d2 --wait'],
   details: [
     'The new job has the same skill, engine, mode, input, parameter, model, timeouts, approvals and reply setting as the old one, and runs the skill as it is now. ' +
       'A job that has not finished is refused with JOB_NOT_FINISHED: wait for it, or cancel it first.',

@@ -51,7 +51,7 @@ const logs = withHelp(logsCommand, {
     follow: { description: 'keep printing as the attempt writes, until it ends' },
   },
   jobArg: 0,
-  examples: ['logs 0mhx2k9', 'logs 0mhx2k9 -f', 'logs 0mhx2k9 --raw', 'logs 0mhx2k9 --stderr --attempt 1', 'logs 0mhx2k9 --json  # each jobs/logs answer as a JSON line'],
+  examples: ['logs 3f9c1d2', 'logs 3f9c1d2 -f', 'logs 3f9c1d2 --raw', 'logs 3f9c1d2 --stderr --attempt 1', 'logs 3f9c1d2 --json  # each jobs/logs answer as a JSON line'],
   details: [
     'What an engine prints never acts on your terminal, piped or not: line feeds and tabs are kept, and every other control character is shown as ' +
       'text instead, \\x1b for ESC (clear screen, cursor moves, titles, clipboard writes, hidden text), \\x0d for a carriage return that does not end a ' +
@@ -67,18 +67,18 @@ const attach = withHelp(attachCommand, {
       'the question and prints it, exit 0. Ctrl-C leaves the job running.',
   ],
   jobArg: 0,
-  examples: ['attach 0mhx2k9', 'attach 0mhx2k9 --json  # without a terminal: stop at the question and print it'],
+  examples: ['attach 3f9c1d2', 'attach 3f9c1d2 --json  # without a terminal: stop at the question and print it'],
 });
 
 const watch = withHelp(watchCommand, {
   jobArg: 0,
-  examples: ['watch 0mhx2k9', 'watch  # every job, from now on', 'watch 0mhx2k9 --json  # one job/event notification a line'],
+  examples: ['watch 3f9c1d2', 'watch  # every job, from now on', 'watch 3f9c1d2 --json  # one job/event notification a line'],
   details: ['Without a job, the events of every job from now on, until interrupted.'],
 });
 
 const pending = withHelp(pendingCommand, {
   jobArg: 0,
-  examples: ['pending 0mhx2k9', 'pending 0mhx2k9 --json'],
+  examples: ['pending 3f9c1d2', 'pending 3f9c1d2 --json'],
 });
 
 const reply = withHelp(replyCommand, {
@@ -89,18 +89,18 @@ const reply = withHelp(replyCommand, {
   },
   jobArg: 0,
   examples: [
-    'reply 0mhx2k9 "Three days, museums and food"',
-    'reply 0mhx2k9 2  # option 2, as at the prompt',
-    'reply 0mhx2k9 y  # allow a tool approval (n denies)',
-    'reply 0mhx2k9 -- --help me  # a reply that starts with dashes, verbatim',
-    'reply 0mhx2k9 --json-response \'{"days":3}\'',
+    'reply 3f9c1d2 "Three days, museums and food"',
+    'reply 3f9c1d2 2  # option 2, as at the prompt',
+    'reply 3f9c1d2 y  # allow a tool approval (n denies)',
+    'reply 3f9c1d2 -- --help me  # a reply that starts with dashes, verbatim',
+    'reply 3f9c1d2 --json-response \'{"days":3}\'',
   ],
   details: ['The reply is the words joined by spaces; a reply that starts with - goes after --.'],
 });
 
 const history = withHelp(historyCommand, {
   jobArg: 0,
-  examples: ['history 0mhx2k9', 'history 0mhx2k9 --json'],
+  examples: ['history 3f9c1d2', 'history 3f9c1d2 --json'],
 });
 
 /** Every command, in the order the help lists them. */

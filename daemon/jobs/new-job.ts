@@ -7,9 +7,13 @@ import type { InteractiveProfile, Job } from './job.js';
 import type { RunFolder } from './run-folder.js';
 import { checkFirstPrompt } from './turn-plan.js';
 
-/** Sortable ids: creation time in base 36, then randomness. */
+/**
+ * Randomness first (5 bytes in hex), then the creation time in base 36: a start of 4 to 6
+ * characters names one job, as docker's short ids do. Jobs are listed by `created_at`, never by
+ * id, so nothing needs ids in time order (ids of the older form, time first, stay valid).
+ */
 export function newJobId(now: Date): string {
-  return `job-${now.getTime().toString(36).padStart(9, '0')}-${randomBytes(5).toString('hex')}`;
+  return `job-${randomBytes(5).toString('hex')}-${now.getTime().toString(36).padStart(9, '0')}`;
 }
 
 /** The record of a job just created: queued, no attempt yet, limits from the request or the config. */

@@ -15,6 +15,18 @@ interface Entry {
   line: string | null;
 }
 
+/** The first place in sorted `ids` whose id is not below `key`. */
+function lowerBound(ids: readonly string[], key: string): number {
+  let low = 0;
+  let high = ids.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((ids[mid] as string) < key) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
 function byCreation(a: Entry, b: Entry): number {
   if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
   if (a.job_id === b.job_id) return 0;
@@ -26,9 +38,12 @@ export class JobIndex {
   readonly #byId = new Map<string, Entry>();
   #order: string[] = [];
   readonly #position = new Map<string, number>();
-  /** Every id in code-unit order, for prefix lookups; sorted again only when an id arrived out of order. */
+  /**
+   * Every id in code-unit order, for prefix lookups. A bulk load appends and sorts once (`sort`,
+   * or the first lookup); after that a new id is put in its place (ids are random at their start).
+   */
   readonly #ids: string[] = [];
-  #idsSorted = true;
+  #idsSorted = false;
   readonly #counts = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
 
   has(jobId: string): boolean {
@@ -56,10 +71,8 @@ export class JobIndex {
     if (previous === undefined) {
       this.#position.set(entry.job_id, this.#order.length);
       this.#order.push(entry.job_id);
-      // New ids start with their creation time, so they nearly always sort last: a push keeps the order.
-      const last = this.#ids[this.#ids.length - 1];
-      if (last !== undefined && last > entry.job_id) this.#idsSorted = false;
-      this.#ids.push(entry.job_id);
+      if (this.#idsSorted) this.#ids.splice(lowerBound(this.#ids, entry.job_id), 0, entry.job_id);
+      else this.#ids.push(entry.job_id);
     } else {
       this.#counts[previous.status] -= 1;
     }
@@ -67,12 +80,19 @@ export class JobIndex {
     this.#byId.set(entry.job_id, entry);
   }
 
-  /** Restores creation order after a bulk load from two sources. */
+  /** Restores creation order (and the ids' order) after a bulk load from two sources. */
   sort(): void {
+    this.#sortIds();
     const entries = [...this.#byId.values()].sort(byCreation);
     this.#order = entries.map((entry) => entry.job_id);
     this.#position.clear();
     this.#order.forEach((id, i) => this.#position.set(id, i));
+  }
+
+  #sortIds(): void {
+    if (this.#idsSorted) return;
+    this.#ids.sort();
+    this.#idsSorted = true;
   }
 
   counts(): Record<JobStatus, number> {
@@ -101,20 +121,10 @@ export class JobIndex {
 
   /** The creation positions (below `end`) of the ids that start with `prefix`, ascending: a binary search, then the matches alone. */
   #positionsWithPrefix(prefix: string, end: number): number[] {
-    if (!this.#idsSorted) {
-      this.#ids.sort();
-      this.#idsSorted = true;
-    }
+    this.#sortIds();
     const ids = this.#ids;
-    let low = 0;
-    let high = ids.length;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if ((ids[mid] as string) < prefix) low = mid + 1;
-      else high = mid;
-    }
     const positions: number[] = [];
-    for (let i = low; i < ids.length && (ids[i] as string).startsWith(prefix); i += 1) {
+    for (let i = lowerBound(ids, prefix); i < ids.length && (ids[i] as string).startsWith(prefix); i += 1) {
       const position = this.#position.get(ids[i] as string) as number;
       if (position < end) positions.push(position);
     }

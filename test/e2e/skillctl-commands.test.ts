@@ -161,7 +161,7 @@ t.test("retry runs a finished job's request again as a new job", async (t) => {
   const retry = await ctl(['retry', first.slice(0, -1)]);
   t.equal(retry.code, 0, retry.stderr);
   const second = retry.stdout.trim();
-  t.match(second, /^job-[0-9a-z]{9}-[0-9a-f]{10}$/);
+  t.match(second, /^job-[0-9a-f]{10}-[0-9a-z]{9}$/);
   t.not(second, first);
   const [old, fresh] = await Promise.all([client.request<JobView>('jobs/get', { job_id: first }), waitForStatus(client, second)]);
   for (const field of ['skill_id', 'engine', 'execution_mode', 'model', 'hard_timeout_sec', 'session_timeout_sec', 'interactive_require_user_reply', 'approvals']) {

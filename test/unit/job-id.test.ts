@@ -11,7 +11,19 @@ function job(id: string, minutesAgo = 1): JobView {
 
 t.test("a whole id is the daemon's format; anything else is a prefix", async (t) => {
   for (const at of [new Date(0), new Date(NOW), new Date('2999-12-31T00:00:00Z')]) t.match(newJobId(at), JOB_ID_PATTERN, `an id made at ${at.toISOString()}`);
-  for (const short of ['job-0mbdz1', '0mbdz1', 'job-', 'job-0mbdz1c00-abc', 'JOB-0MBDZ1C00-0123456789']) t.notMatch(short, JOB_ID_PATTERN);
+  t.match('job-0mbdz1c00-0123456789', JOB_ID_PATTERN, 'an id of the older form, time first');
+  for (const short of ['job-0mbdz1', '0mbdz1', 'job-', 'job-0mbdz1c00-abc', 'JOB-0MBDZ1C00-0123456789', 'job-3f9c1d2e4b-0mhx2k9', 'job-3f9c1d2e4-0mhx2k9ab']) t.notMatch(short, JOB_ID_PATTERN);
+});
+
+t.test('new ids start with their randomness: 6 characters name one job among 1,000 made in the same millisecond', async (t) => {
+  const at = new Date(NOW);
+  const made = Array.from({ length: 1000 }, () => newJobId(at));
+  t.equal(new Set(made).size, made.length, 'each id is new');
+  const starts = new Set(made.map((id) => id.slice(4, 10)));
+  // 16^6 starts: 0.03 pairs of 1,000 share one on average; 4 or more (a chance of 3 in 10^8) would be a broken generator.
+  t.ok(made.length - starts.size <= 3, `${made.length - starts.size} shared 6-character starts`);
+  t.match(made[0], /^job-[0-9a-f]{10}-[0-9a-z]{9}$/);
+  t.equal(made[0]?.slice(-9), NOW.toString(36).padStart(9, '0'), 'then the time it was made');
   t.equal(jobIdPrefix('0mbdz1'), 'job-0mbdz1', 'without job-: it is added');
   t.equal(jobIdPrefix('job-0mbdz1'), 'job-0mbdz1', 'with job-: as it is');
 });

@@ -46,3 +46,14 @@ t.test('ids added after a lookup are found too, in and out of order; a status ch
   t.same(ids(index.list({ id_prefix: 'job-n', limit: 5 })), ['job-n']);
   t.equal(index.counts().running, 1);
 });
+
+t.test('ids random at their start: found by prefix after a bulk load and as each new one comes, listed by creation', async (t) => {
+  const index = new JobIndex();
+  const loaded = ['job-f0-1', 'job-0a-2', 'job-7c-3', 'job-0b-4'];
+  loaded.forEach((id, n) => index.put(makeJob(id, n, 'succeeded')));
+  index.sort();
+  t.same(ids(index.list({ id_prefix: 'job-0', limit: 5 })), ['job-0b-4', 'job-0a-2']);
+  for (const [n, id] of ['job-00-5', 'job-ff-6', 'job-0a-7'].entries()) index.put(makeJob(id, 10 + n));
+  t.same(ids(index.list({ id_prefix: 'job-0a', limit: 5 })), ['job-0a-7', 'job-0a-2'], 'a new id in its place');
+  t.same(ids(index.list({ id_prefix: 'job-', limit: 10 })), ['job-0a-7', 'job-ff-6', 'job-00-5', 'job-0b-4', 'job-7c-3', 'job-0a-2', 'job-f0-1'], 'newest first, whatever the ids');
+});

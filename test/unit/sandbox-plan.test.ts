@@ -18,7 +18,7 @@ const SYSTEMD: DaemonPaths = {
   runtimeDir: null,
   engineHomes: [],
 };
-const RUN = '/var/lib/skilld/runs/job-0mwwr1guz-78c062d598';
+const RUN = '/var/lib/skilld/runs/job-78c062d598-0mwwr1guz';
 /** A Codex job: its home in place of HOME; the configured home's config.toml and auth.json shared. */
 const JOB: JobPaths = {
   workspace: join(RUN, 'workspace'),
