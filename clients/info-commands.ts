@@ -7,7 +7,7 @@ import { arg, type Command } from './command.js';
 import { cell, errorText, json, keyValues, table } from './format.js';
 import { durationText } from './time-text.js';
 import { clientVersion } from './version.js';
-import type { EngineView, StatusView } from './wire.js';
+import type { EngineView, HostView, StatusView } from './wire.js';
 
 /** `status`: daemon/status. */
 export const statusCommand: Command = {
@@ -119,6 +119,26 @@ export const enginesCommand: Command = {
     }
     const rows = answer.engines.map((e) => [e.name, e.available ? 'yes' : 'no', cell(e.version), e.interactive_profile?.kind ?? '-', e.command.join(' ')]);
     ctx.print(table(['NAME', 'AVAILABLE', 'VERSION', 'PROFILE', 'COMMAND'], rows));
+    return 0;
+  },
+};
+
+/** `hosts`: daemon/hosts. */
+export const hostsCommand: Command = {
+  name: 'hosts',
+  usage: 'hosts',
+  summary: "list the daemons that share this daemon's store (a cluster's hosts): state, lease, slots, the jobs each holds",
+  options: {},
+  positionals: [0, 0],
+  examples: ['hosts', 'hosts --json'],
+  run: async (ctx) => {
+    const answer = await ctx.client.request<{ hosts: HostView[] }>('daemon/hosts');
+    if (ctx.json) {
+      ctx.print(json(answer));
+      return 0;
+    }
+    const rows = answer.hosts.map((h) => [cell(h.host_id), h.state, h.lease_until === null ? '-' : durationText(Date.parse(h.lease_until) - Date.now()), cell(h.version), String(h.max_concurrent), `${h.jobs.running} running, ${h.jobs.waiting_user} waiting, ${h.jobs.queued} queued`]);
+    ctx.print(table(['HOST', 'STATE', 'LEASE LEFT', 'VERSION', 'SLOTS', 'JOBS'], rows));
     return 0;
   },
 };

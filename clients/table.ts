@@ -1,7 +1,7 @@
 import { ENGINE_NAMES, EXECUTION_MODES } from './choices.js';
 import { withHelp, type Command } from './command.js';
 import { logsCommand, watchCommand } from './follow.js';
-import { daemonCommand, enginesCommand, statusCommand, versionCommand } from './info-commands.js';
+import { daemonCommand, enginesCommand, hostsCommand, statusCommand, versionCommand } from './info-commands.js';
 import { skillsCommand } from './skill-commands.js';
 import { historyCommand, pendingCommand, replyCommand } from './interaction-commands.js';
 import { mcpCommand } from './mcp/command.js';
@@ -108,6 +108,7 @@ export const COMMANDS: readonly Command[] = [
   statusCommand,
   versionCommand,
   daemonCommand,
+  hostsCommand,
   skillsCommand,
   enginesCommand,
   run,

@@ -69,6 +69,16 @@ export interface StatusView {
   [key: string]: unknown;
 }
 
+/** One host as `daemon/hosts` reports it. */
+export interface HostView {
+  host_id: string;
+  state: string;
+  lease_until: string | null;
+  version: string;
+  max_concurrent: number;
+  jobs: { queued: number; running: number; waiting_user: number };
+}
+
 /** One chunk of `jobs/logs`. */
 export interface LogChunk {
   data: string;

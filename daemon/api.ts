@@ -3,6 +3,7 @@ import type { Connection } from '../rpc/connection.js';
 import type { MethodHandler } from '../rpc/dispatcher.js';
 import { PROTOCOL_VERSION, type MethodName } from '../rpc/methods.js';
 import type { Config } from './config.js';
+import type { HostView } from './cluster/host-lease.js';
 import type { EngineCatalog } from './engines/info.js';
 import type { Faults } from './faults.js';
 import type { ProfileProbe } from './engines/probe.js';
@@ -44,6 +45,8 @@ export interface ApiDeps {
   faults: Faults;
   /** Asks the daemon to stop once the answer is sent; `engines` overrides `engines_on_stop`. */
   requestStop(engines: Config['engines_on_stop']): void;
+  /** The hosts of a shared store; null: this daemon is the only one (files store). */
+  hosts: (() => Promise<HostView[]>) | null;
 }
 
 /** The method implementations; params arrive already checked against `METHOD_PARAMS`. */
@@ -70,6 +73,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       containment: d.containment,
       sandbox: d.sandbox,
     }),
+    'daemon/hosts': async () => ({ hosts: d.hosts === null ? [await thisHost(d)] : await d.hosts() }),
     'skills/list': () => ({ skills: d.skills.list() }),
     'skills/get': (params) => {
       const id = (params as { skill_id: string }).skill_id;
@@ -139,6 +143,13 @@ export function afterRecovery<C>(methods: Record<MethodName, MethodHandler<C>>, 
 
 function storageFailure(error: unknown): never {
   throw asStorageError(error, 'the request', 'answer');
+}
+
+/** The one host of a daemon with a store of its own. */
+async function thisHost(d: ApiDeps): Promise<HostView> {
+  const counts = await d.store.countByStatus();
+  const jobs = { queued: counts.queued, running: counts.running, waiting_user: counts.waiting_user };
+  return { host_id: d.config.host_id, state: 'live', lease_until: null, version: d.version, pid: process.pid, max_concurrent: d.config.max_concurrent, jobs };
 }
 
 /** This daemon's slots; jobs waiting for one include those in a shared store's queue, which any host may claim. */

@@ -14,6 +14,7 @@ import { ProfileProbe } from './engines/probe.js';
 import { runShort } from './process/run-short.js';
 import { Faults } from './faults.js';
 import { Supervisor } from './jobs/supervisor.js';
+import { listHosts } from './cluster/host-lease.js';
 import { joinCluster } from './cluster/join.js';
 import { JobRouter } from './cluster/router.js';
 import { JobQueries } from './jobs/queries.js';
@@ -90,7 +91,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const router = new JobRouter(supervisor, shared === null || membership === null ? null : { custody: shared.custody, mailbox: membership.mailbox }, config.host_id);
   const subscriptions = new Subscriptions(events, clock, logger);
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, sandbox: sandbox.view, store, pool, skills, engines, probe, supervisor, router, queries, subscriptions, faults, requestStop });
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, sandbox: sandbox.view, store, pool, skills, engines, probe, supervisor, router, queries, subscriptions, faults, requestStop, hosts: shared === null ? null : () => listHosts(shared.pool) });
   const dispatcher = new Dispatcher(bindMethods(withStorageErrors(afterRecovery(api, (jobId) => supervisor.recoveries.of(jobId)))), (method, error) => faults.report('method', error, { method }));
   const limits = { maxConnections: config.max_connections, lineTimeoutMs: config.line_timeout_sec * 1000, idleTimeoutMs: config.idle_timeout_sec * 1000 };
   const server = new RpcServer(dispatcher, limits, (error) => faults.report('rpc_server', error), clock);

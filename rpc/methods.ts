@@ -29,6 +29,7 @@ export const PROTOCOL_VERSION = 1;
 export const METHOD_PARAMS = {
   'daemon/ping': none,
   'daemon/status': none,
+  'daemon/hosts': none,
   'daemon/stop': { type: 'object', additionalProperties: false, properties: { engines: { enum: ['keep', 'stop'] } } },
   'skills/list': none,
   'skills/get': { type: 'object', additionalProperties: false, required: ['skill_id'], properties: { skill_id: { type: 'string', minLength: 1 } } },

@@ -11,6 +11,40 @@ export interface HostInfo {
   max_concurrent: number;
 }
 
+/** One host as `daemon/hosts` shows it (docs/protocol.md). */
+export interface HostView {
+  host_id: string;
+  /** `live`; `lapsed` when its lease ran out and no host has taken it for gone yet; `stopped`; `reaped` (taken for gone). */
+  state: 'live' | 'lapsed' | 'stopped' | 'reaped';
+  lease_until: string | null;
+  version: string;
+  pid: number;
+  max_concurrent: number;
+  /** The active jobs it holds, by status. */
+  jobs: { queued: number; running: number; waiting_user: number };
+}
+
+/** Every host of the shared store, with the active jobs each holds (its own queued ones included). */
+export async function listHosts(pool: Pool): Promise<HostView[]> {
+  const { rows } = await pool.query<{ host_id: string; state: HostView['state']; lease_until: Date; info: HostInfo; queued: number; running: number; waiting_user: number }>(
+    `SELECT h.host_id, CASE WHEN h.state = 'live' AND h.lease_until <= now() THEN 'lapsed' ELSE h.state END AS state, h.lease_until, h.info,
+            count(j.job_id) FILTER (WHERE j.status = 'queued')::integer AS queued,
+            count(j.job_id) FILTER (WHERE j.status = 'running')::integer AS running,
+            count(j.job_id) FILTER (WHERE j.status = 'waiting_user')::integer AS waiting_user
+       FROM skilld.hosts h LEFT JOIN skilld.jobs j ON j.owner_host = h.host_id AND j.status IN ('queued', 'running', 'waiting_user')
+      GROUP BY h.host_id ORDER BY h.host_id`,
+  );
+  return rows.map((row) => ({
+    host_id: row.host_id,
+    state: row.state,
+    lease_until: row.lease_until.toISOString(),
+    version: row.info.version,
+    pid: row.info.pid,
+    max_concurrent: row.info.max_concurrent,
+    jobs: { queued: row.queued, running: row.running, waiting_user: row.waiting_user },
+  }));
+}
+
 /** Another daemon holds this host id and is alive: two daemons must not share one. */
 export class HostInUseError extends Error {
   override readonly name = 'HostInUseError';

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import type { RpcClient } from '../../rpc/client.js';
 import { ENGINE_NAMES, FIXTURES, processOf, rpcError, TestDaemon, testPostgres, waitForFile, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
+import { runSkillctl } from '../helpers/skillctl.js';
 
 const started = await testPostgres();
 const skip = typeof started === 'string' ? started : false;
@@ -256,4 +257,26 @@ t.test('a host taken for gone while it was stopped stops itself when it runs aga
   await waitUntilGone(pid);
   t.match(await b.client.request('jobs/get', { job_id: job.job_id }), { status: 'failed', error: { code: 'DAEMON_RESTART_INTERRUPTED' } }, 'what B decided stands');
   await b.client.request('jobs/cancel', { job_id: blocker.job_id });
+});
+
+t.test('daemon/hosts and skillctl hosts: every host of the store, its state and lease, the jobs it holds; a stopped one says so', { skip }, async (t) => {
+  const url = await sharedStore();
+  const a = await host(t, url, 'host-a', { max_concurrent: 2 });
+  const b = await host(t, url, 'host-b', { max_concurrent: 3 });
+  const hang = await create(a, { scenario: 'hang' });
+  await waitForStatus(a.client, hang.job_id, ['running']);
+  const { hosts } = await b.client.request<{ hosts: Array<Record<string, unknown>> }>('daemon/hosts');
+  const holder = ranOn([a, b], hang.job_id)[0];
+  t.match(hosts, [
+    { host_id: 'host-a', state: 'live', lease_until: String, max_concurrent: 2, jobs: { running: holder === 'host-a' ? 1 : 0, waiting_user: 0, queued: 0 } },
+    { host_id: 'host-b', state: 'live', lease_until: String, max_concurrent: 3, jobs: { running: holder === 'host-b' ? 1 : 0, waiting_user: 0, queued: 0 } },
+  ]);
+  t.equal(hosts.length, 2);
+  const table = await runSkillctl(['hosts', '--socket', a.daemon.socket], process.env);
+  t.equal(table.code, 0, table.stderr);
+  t.match(table.stdout, /^HOST +STATE +LEASE LEFT +VERSION +SLOTS +JOBS\nhost-a +live +\S+ +\S+ +2 +\d running, 0 waiting, 0 queued\nhost-b +live +\S+ +\S+ +3 +\d running, 0 waiting, 0 queued\n$/);
+  await a.client.request('jobs/cancel', { job_id: hang.job_id });
+  await b.daemon.stop();
+  const after = await a.client.request<{ hosts: Array<{ host_id: string; state: string }> }>('daemon/hosts');
+  t.same(after.hosts.map((h) => [h.host_id, h.state]), [['host-a', 'live'], ['host-b', 'stopped']], 'a host that left says so');
 });

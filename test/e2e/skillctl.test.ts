@@ -252,3 +252,13 @@ t.test('SKILLD_SOCKET names the socket when --socket is absent', async (t) => {
   const out = await ctl(['call', 'daemon/ping'], { socket: null, env: { SKILLD_SOCKET: daemon.socket } });
   t.equal(out.code, 0, out.stderr);
 });
+
+t.test('hosts: a daemon alone on its store is the one host, live, with the jobs it holds (a lease only on a shared store)', async (t) => {
+  const shared = process.env['SKILLD_TEST_STORE'] === 'postgres';
+  const out = await ctl(['hosts']);
+  t.equal(out.code, 0, out.stderr);
+  t.match(out.stdout, new RegExp(`^HOST +STATE +LEASE LEFT +VERSION +SLOTS +JOBS\\n\\S+ +live +${shared ? '\\S+' : '-'} +\\d+\\.\\d+\\.\\d+\\S* +\\d+ +\\d+ running, \\d+ waiting, \\d+ queued\\n$`));
+  const json = JSON.parse((await ctl(['hosts', '--json'])).stdout) as { hosts: Array<Record<string, unknown>> };
+  t.match(json.hosts, [{ state: 'live', lease_until: shared ? String : null, pid: Number, jobs: { queued: Number, running: Number, waiting_user: Number } }]);
+  t.equal(json.hosts.length, 1);
+});
