@@ -111,18 +111,14 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
  * by every method, reads included, rather than as an internal error.
  */
 export function withStorageErrors<C>(methods: Record<MethodName, MethodHandler<C>>): Record<MethodName, MethodHandler<C>> {
-  const wrapped = {} as Record<MethodName, MethodHandler<C>>;
-  for (const [name, handler] of Object.entries(methods) as Array<[MethodName, MethodHandler<C>]>) {
-    wrapped[name] = (params, context) => {
-      try {
-        const result = handler(params, context);
-        return result instanceof Promise ? result.catch(storageFailure) : result;
-      } catch (error) {
-        return storageFailure(error);
-      }
-    };
-  }
-  return wrapped;
+  return eachWrapped(methods, (handler) => (params, context) => {
+    try {
+      const result = handler(params, context);
+      return result instanceof Promise ? result.catch(storageFailure) : result;
+    } catch (error) {
+      return storageFailure(error);
+    }
+  });
 }
 
 /**
@@ -130,14 +126,17 @@ export function withStorageErrors<C>(methods: Record<MethodName, MethodHandler<C
  * up or settled (docs/restarts.md): it never sees nor changes a job half recovered.
  */
 export function afterRecovery<C>(methods: Record<MethodName, MethodHandler<C>>, recovering: (jobId: string) => Promise<void> | null): Record<MethodName, MethodHandler<C>> {
+  return eachWrapped(methods, (handler) => (params, context) => {
+    const jobId = (params as { job_id?: unknown } | null | undefined)?.job_id;
+    const recovered = typeof jobId === 'string' ? recovering(jobId) : null;
+    return recovered === null ? handler(params, context) : recovered.then(() => handler(params, context));
+  });
+}
+
+/** Every method's handler, wrapped by `wrap`. */
+function eachWrapped<C>(methods: Record<MethodName, MethodHandler<C>>, wrap: (handler: MethodHandler<C>) => MethodHandler<C>): Record<MethodName, MethodHandler<C>> {
   const wrapped = {} as Record<MethodName, MethodHandler<C>>;
-  for (const [name, handler] of Object.entries(methods) as Array<[MethodName, MethodHandler<C>]>) {
-    wrapped[name] = (params, context) => {
-      const jobId = (params as { job_id?: unknown } | null | undefined)?.job_id;
-      const recovered = typeof jobId === 'string' ? recovering(jobId) : null;
-      return recovered === null ? handler(params, context) : recovered.then(() => handler(params, context));
-    };
-  }
+  for (const [name, handler] of Object.entries(methods) as Array<[MethodName, MethodHandler<C>]>) wrapped[name] = wrap(handler);
   return wrapped;
 }
 

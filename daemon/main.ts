@@ -1,5 +1,4 @@
 import { mkdir, readFile } from 'node:fs/promises';
-import { missingSkillsDirs } from './skills/registry.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Dispatcher } from '../rpc/dispatcher.js';
@@ -24,7 +23,7 @@ import { createSpawner } from './process/spawn.js';
 import { definedEnv, engineBaseEnv } from './process/env.js';
 import { notifySystemd } from './notify.js';
 import { openSandbox } from './sandbox/open-sandbox.js';
-import { SkillRegistry } from './skills/registry.js';
+import { missingSkillsDirs, SkillRegistry } from './skills/registry.js';
 import { SkillWatcher } from './skills/watch.js';
 import { SlotPool } from './slots/pool.js';
 import { openStorage } from './store/open-store.js';

@@ -39,8 +39,9 @@ export class JobIndex {
   #order: string[] = [];
   readonly #position = new Map<string, number>();
   /**
-   * Every id in code-unit order, for prefix lookups. A bulk load appends and sorts once (`sort`,
-   * or the first lookup); after that a new id is put in its place (ids are random at their start).
+   * Every id in code-unit order, for prefix lookups. Appended until the first lookup sorts them
+   * (a start that looks none up sorts none); after that a new id is put in its place (ids are
+   * random at their start).
    */
   readonly #ids: string[] = [];
   #idsSorted = false;
@@ -80,9 +81,8 @@ export class JobIndex {
     this.#byId.set(entry.job_id, entry);
   }
 
-  /** Restores creation order (and the ids' order) after a bulk load from two sources. */
+  /** Restores creation order after a bulk load from two sources. */
   sort(): void {
-    this.#sortIds();
     const entries = [...this.#byId.values()].sort(byCreation);
     this.#order = entries.map((entry) => entry.job_id);
     this.#position.clear();
