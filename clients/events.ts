@@ -79,11 +79,18 @@ export async function* lastingJobEvents(ctx: Pick<Context, 'client' | 'warn' | '
       return;
     } catch (error) {
       if (!(error instanceof DaemonUnreachableError)) throw error;
-      ctx.warn('skillctl: the daemon went away (a restart?): connecting again...');
-      if (!(await ctx.reconnect(options.signal))) return;
-      ctx.warn(params.job_id === undefined ? 'skillctl: connected again (events meanwhile are not shown)' : 'skillctl: connected again');
+      if (!(await comeBack(ctx, options.signal))) return;
+      if (params.job_id === undefined) ctx.warn('skillctl: (the events of the time between are not shown)');
     }
   }
+}
+
+/** `Context.reconnect`, saying on stderr (through the context: a status line is kept) that the daemon went away and is back. */
+export async function comeBack(ctx: Pick<Context, 'warn' | 'reconnect'>, signal?: AbortSignal): Promise<boolean> {
+  ctx.warn('skillctl: the daemon went away (a restart?): connecting again...');
+  const back = await ctx.reconnect(signal);
+  if (back) ctx.warn('skillctl: connected again');
+  return back;
 }
 
 /** The status a `status_changed` event moves to; undefined for any other event. */

@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { DaemonUnreachableError, type RpcClient } from '../rpc/client.js';
 import { flagOpt, intOpt } from './args.js';
 import { arg, type Command, type Context } from './command.js';
-import { lastingJobEvents } from './events.js';
+import { comeBack, lastingJobEvents } from './events.js';
 import { eventLine, jsonLine } from './format.js';
 import { escapedText, terminalText } from './terminal-text.js';
 import type { JobView, LogChunk } from './wire.js';
@@ -78,9 +78,7 @@ async function logsAt(ctx: Context, params: Record<string, unknown>, follow: boo
       return await ctx.client.request<LogChunk>('jobs/logs', params);
     } catch (error) {
       if (!follow || !(error instanceof DaemonUnreachableError)) throw error;
-      ctx.warn('skillctl: the daemon went away (a restart?): connecting again...');
-      if (!(await ctx.reconnect())) throw error;
-      ctx.warn('skillctl: connected again');
+      if (!(await comeBack(ctx))) throw error;
     }
   }
 }
