@@ -3,7 +3,7 @@ import { DaemonUnreachableError, RpcClient } from '../rpc/client.js';
 import { stringOpt, UsageError } from './args.js';
 import { EXIT } from './exit-codes.js';
 import { socketPath } from './socket-path.js';
-import { arg, type Command } from './command.js';
+import { arg, type Command, type Context } from './command.js';
 import { cell, errorText, json, keyValues, table } from './format.js';
 import { durationText } from './time-text.js';
 import { clientVersion } from './version.js';
@@ -113,13 +113,8 @@ export const enginesCommand: Command = {
   examples: ['engines', 'engines --json'],
   run: async (ctx) => {
     const answer = await ctx.client.request<{ engines: EngineView[] }>('engines/list');
-    if (ctx.json) {
-      ctx.print(json(answer));
-      return 0;
-    }
     const rows = answer.engines.map((e) => [e.name, e.available ? 'yes' : 'no', cell(e.version), e.interactive_profile?.kind ?? '-', e.command.join(' ')]);
-    ctx.print(table(['NAME', 'AVAILABLE', 'VERSION', 'PROFILE', 'COMMAND'], rows));
-    return 0;
+    return listed(ctx, answer, ['NAME', 'AVAILABLE', 'VERSION', 'PROFILE', 'COMMAND'], rows);
   },
 };
 
@@ -133,12 +128,13 @@ export const hostsCommand: Command = {
   examples: ['hosts', 'hosts --json'],
   run: async (ctx) => {
     const answer = await ctx.client.request<{ hosts: HostView[] }>('daemon/hosts');
-    if (ctx.json) {
-      ctx.print(json(answer));
-      return 0;
-    }
     const rows = answer.hosts.map((h) => [cell(h.host_id), h.state, h.lease_until === null ? '-' : durationText(Date.parse(h.lease_until) - Date.now()), cell(h.version), String(h.max_concurrent), `${h.jobs.running} running, ${h.jobs.waiting_user} waiting, ${h.jobs.queued} queued`]);
-    ctx.print(table(['HOST', 'STATE', 'LEASE LEFT', 'VERSION', 'SLOTS', 'JOBS'], rows));
-    return 0;
+    return listed(ctx, answer, ['HOST', 'STATE', 'LEASE LEFT', 'VERSION', 'SLOTS', 'JOBS'], rows);
   },
 };
+
+/** A list answer: with --json as it came, else as a table of `rows`. */
+function listed(ctx: Context, answer: unknown, headers: string[], rows: string[][]): number {
+  ctx.print(ctx.json ? json(answer) : table(headers, rows));
+  return 0;
+}

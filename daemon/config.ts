@@ -110,12 +110,11 @@ export async function loadConfig(sources: ConfigSources): Promise<Config> {
   if (env['SKILLD_LOG_FORMAT']) fromEnv['log_format'] = env['SKILLD_LOG_FORMAT'];
   const overrides = { ...fromEnv, ...stripUndefined(flags) };
   delete overrides['config'];
-  const defaulted = defaults(sources);
-  const merged: Raw = { ...defaulted, ...file.values, ...overrides };
+  const merged: Raw = { ...defaults(sources), ...file.values, ...overrides };
   const fromFile = new Set(Object.keys(file.values).filter((key) => !(key in overrides)));
   const config = validate(merged, file.values, fromFile, file.path);
-  const chosen = merged['skills_dirs'] === defaulted['skills_dirs'] ? config.skills_dirs[0] : undefined;
-  return { ...config, own_skills_dir: chosen ?? null };
+  const given = 'skills_dirs' in file.values || 'skills_dirs' in overrides;
+  return { ...config, own_skills_dir: given ? null : (config.skills_dirs[0] ?? null) };
 }
 
 function defaults(sources: ConfigSources): Raw {
