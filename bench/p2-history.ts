@@ -51,7 +51,7 @@ export const p2: Benchmark = {
       levels.push({ size, dir, ids, startups: [], daemon: null, client: null, create: [], get: [], created: [], rssKb: Number.NaN });
     }
     const launch = (level: Level): Promise<BenchDaemon> =>
-      BenchDaemon.start({ dir: level.dir, skillsDirs: [skillsDir], config: { max_concurrent: 1, max_queue: 100_000 } });
+      BenchDaemon.start({ dir: level.dir, skillsDirs: [skillsDir], config: { max_concurrent: 1, max_queue: 100_000, retention: { max_age: null } } });
     try {
       // Start-up, one daemon at a time (the largest history several times), before any load.
       for (const level of levels) {

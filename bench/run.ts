@@ -20,10 +20,11 @@ import { p8 } from './p8-cluster.js';
 import { p9 } from './p9-replay.js';
 import { p10 } from './p10-sandbox.js';
 import { p11 } from './p11-restart.js';
+import { p12 } from './p12-retention.js';
 
-const BENCHMARKS: readonly Benchmark[] = [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11];
+const BENCHMARKS: readonly Benchmark[] = [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12];
 
-const USAGE = `usage: node dist/bench/run.js [--quick] [--only P1..P11]
+const USAGE = `usage: node dist/bench/run.js [--quick] [--only P1..P12]
 
   --quick    small sizes; checks that every benchmark runs and produces numbers, never asserts timings
   --only P3  run one benchmark (may be repeated)`;

@@ -67,7 +67,14 @@ export const historyCommand: Command = {
   options: {},
   positionals: [1, 1],
   run: async (ctx, inv) => {
-    const view = await ctx.client.request<HistoryView>('jobs/history', { job_id: arg(inv, 0) });
+    const jobId = arg(inv, 0);
+    const view = await ctx.client.request<HistoryView>('jobs/history', { job_id: jobId });
+    // A long history comes in pages: all of them are read, and shown as one.
+    for (let page = view; typeof page.next === 'number'; ) {
+      page = await ctx.client.request<HistoryView>('jobs/history', { job_id: jobId, after: page.next });
+      view.interactions.push(...page.interactions);
+    }
+    view.next = null;
     if (ctx.json) ctx.print(json(view));
     else ctx.print(view.interactions.length === 0 ? `job ${view.job_id} has asked no questions` : historyText(view.interactions));
     return 0;

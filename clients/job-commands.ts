@@ -6,26 +6,39 @@ import { colourOn, paintStatus } from './colour.js';
 import { arg, type Command, type Context } from './command.js';
 import { errorText, jobDetails, jobTable, json, jsonLine } from './format.js';
 import { resolveJobId } from './job-id.js';
+import { pruneJobs } from './prune.js';
 import { terminalText } from './terminal-text.js';
 import { TERMINAL_STATUSES, type JobView, type ResultView } from './wire.js';
 
 /** `jobs`: jobs/list, newest first. */
 export const jobsCommand: Command = {
   name: 'jobs',
-  usage: 'jobs [--status S] [--skill ID] [--limit N] [--before JOB] [-q|--quiet]',
-  summary: 'list jobs, newest first: how long ago each was created and how long it ran',
+  usage: 'jobs [--status S] [--skill ID] [--limit N] [--before JOB] [-q|--quiet] | jobs prune [--older-than DUR] [--status S] [--dry-run] [-f|--force]',
+  summary: 'list jobs, newest first: how long ago each was created and how long it ran; prune removes finished jobs',
   options: {
-    status: { type: 'string', value: 'S', description: 'only jobs in this status', choices: JOB_STATUSES },
+    status: { type: 'string', value: 'S', description: 'only jobs in this status (prune: succeeded, failed or canceled)', choices: JOB_STATUSES },
     skill: { type: 'string', value: 'ID', description: 'only jobs of this skill', completes: 'skill' },
     limit: { type: 'string', value: 'N', description: 'at most N jobs (1 to 1000)', default: '50' },
     before: { type: 'string', value: 'JOB', description: 'only jobs created before this one (a short id will do): the next page, as the "more:" line names it' },
     quiet: { type: 'boolean', short: 'q', description: 'print only the job ids, one a line (for scripts)' },
+    'older-than': { type: 'string', value: 'DUR', description: 'prune: jobs that finished longer ago than this (30d, 12h, 90m; 0s: all)' },
+    'dry-run': { type: 'boolean', description: 'prune: list the jobs that would be removed, remove none' },
+    force: { type: 'boolean', short: 'f', description: 'prune: remove without asking (scripts must say so)' },
   },
-  positionals: [0, 0],
-  examples: ['jobs', 'jobs --status failed --limit 10', 'jobs --skill summarize-text --json', 'jobs -q --status waiting_user'],
-  details: ['CREATED is how long ago the job was created and DURATION how long it ran, from its start to its end (so far, for one still going; - when it never started). --json and show give the ISO times.'],
+  positionals: [0, 1],
+  argChoices: ['prune'],
+  examples: ['jobs', 'jobs --status failed --limit 10', 'jobs --skill summarize-text --json', 'jobs -q --status waiting_user', 'jobs prune --dry-run  # what the retention policy removes next', 'jobs prune --older-than 7d --status failed -f'],
+  details: [
+    'CREATED is how long ago the job was created and DURATION how long it ran, from its start to its end (so far, for one still going; - when it never started). --json and show give the ISO times.',
+    'jobs prune removes finished jobs with their events, results and run folders, as the daemon\'s retention policy does in the background (docs/retention.md): ' +
+      'with --older-than or --status, the finished jobs they select; with neither, those the policy selects now. Waiting and running jobs are never removed. ' +
+      'On a terminal it shows how many and asks; elsewhere it needs --force.',
+  ],
   run: async (ctx, inv) => {
     const { values } = inv;
+    if (inv.positionals[0] === 'prune') return pruneJobs(ctx, values);
+    if (inv.positionals.length > 0) throw new UsageError(`unknown jobs verb "${inv.positionals[0]}" (there is: prune)`);
+    for (const name of ['older-than', 'dry-run', 'force'] as const) if (values[name] !== undefined) throw new UsageError(`--${name} goes with jobs prune`);
     const before = stringOpt(values, 'before');
     const params = definedOnly({
       status: stringOpt(values, 'status'),

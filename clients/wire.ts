@@ -134,4 +134,6 @@ export interface InteractionView {
 export interface HistoryView {
   job_id: string;
   interactions: InteractionView[];
+  /** The `after` of the next page; absent from daemons before paging. */
+  next?: number | null;
 }

@@ -1,4 +1,3 @@
-import { SkilldError } from '../rpc/errors.js';
 import type { Connection } from '../rpc/connection.js';
 import type { MethodHandler } from '../rpc/dispatcher.js';
 import { PROTOCOL_VERSION, type MethodName } from '../rpc/methods.js';
@@ -14,10 +13,11 @@ import type { LogsParams } from './job-logs.js';
 import { asStorageError } from './store/storage-fault.js';
 import type { ReplyParams } from './jobs/reply-check.js';
 import type { Supervisor } from './jobs/supervisor.js';
+import type { Retention } from './jobs/retention.js';
 import type { JobRouter } from './cluster/router.js';
 import type { JobQueries } from './jobs/queries.js';
 import { retryRequest } from './jobs/retry-request.js';
-import { isTerminal, type JobStatus } from './jobs/states.js';
+import type { JobStatus } from './jobs/states.js';
 import type { SkillRegistry } from './skills/registry.js';
 import { missingSkillsDirs, view } from './skills/registry.js';
 import type { SlotPool } from './slots/pool.js';
@@ -41,6 +41,7 @@ export interface ApiDeps {
   /** Requests that change a job go where the job is held. */
   router: JobRouter;
   queries: JobQueries;
+  retention: Retention;
   subscriptions: Subscriptions;
   faults: Faults;
   /** Asks the daemon to stop once the answer is sent; `engines` overrides `engines_on_stop`. */
@@ -94,9 +95,16 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     'jobs/cancel': (params) => d.router.cancel((params as { job_id: string }).job_id),
     'jobs/pending': (params) => d.queries.pending((params as { job_id: string }).job_id),
     'jobs/reply': (params) => d.router.reply(params as ReplyParams),
-    'jobs/history': (params) => d.queries.history((params as { job_id: string }).job_id),
+    'jobs/history': (params) => {
+      const p = params as { job_id: string; after?: number };
+      return d.queries.history(p.job_id, p.after ?? 0);
+    },
     'jobs/result': (params) => d.queries.result((params as { job_id: string }).job_id),
     'jobs/logs': (params) => d.router.logs(params as LogsParams),
+    'jobs/prune': (params) => {
+      const p = params as { older_than_sec?: number; status?: JobStatus[]; dry_run?: boolean };
+      return d.retention.prune({ older_than_ms: p.older_than_sec === undefined ? undefined : p.older_than_sec * 1000, statuses: p.status }, p.dry_run ?? false);
+    },
     'jobs/subscribe': async (params, conn) => {
       const p = params as { job_id?: string; after_seq?: number };
       if (p.job_id !== undefined) await d.queries.requireJob(p.job_id);

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parseDuration } from '../rpc/duration.js';
 import { MAX_TIMEOUT_SEC } from '../rpc/methods.js';
 import { ENGINE_NAMES, type EngineName } from './jobs/job.js';
 
@@ -30,6 +31,13 @@ export interface EngineConfig {
   profile: (typeof PROFILE_CHOICES)[number];
   sticky_recovery: (typeof STICKY_RECOVERY_CHOICES)[number];
   sandbox: SandboxPaths;
+}
+
+/** Which finished jobs the daemon removes, and how often it looks (docs/retention.md). Durations in ms; null: no limit. */
+export interface RetentionConfig {
+  max_age_ms: number | null;
+  max_jobs: number | null;
+  interval_ms: number;
 }
 
 export interface Config {
@@ -61,6 +69,7 @@ export interface Config {
   /** What a stop of the daemon does to engine processes: `keep` leaves them to their keepers, to be taken up at the next start; `stop` ends them (docs/restarts.md). */
   engines_on_stop: (typeof ENGINES_ON_STOP)[number];
   sandbox: SandboxMode;
+  retention: RetentionConfig;
   engines: Record<EngineName, EngineConfig>;
   /** The config file read at start, if any (not a key): jobs' sandboxes hide it. */
   config_file: string | null;
@@ -183,7 +192,7 @@ export const MAX_LEASE_TTL_MS = 24 * 60 * 60 * 1000;
 /** The longest `line_timeout_sec` and `idle_timeout_sec`, a day. */
 export const MAX_CONNECTION_TIMEOUT_SEC = 24 * 60 * 60;
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines_on_stop', 'sandbox', 'engines'];
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines_on_stop', 'sandbox', 'retention', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
@@ -233,6 +242,7 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     process_containment: choice('process_containment', CONTAINMENT_CHOICES),
     engines_on_stop: choice('engines_on_stop', ENGINES_ON_STOP),
     sandbox: choice('sandbox', SANDBOX_MODES),
+    retention: validateRetention(raw['retention'] ?? {}, fail),
     engines: validateEngines(raw['engines'] ?? {}, fail),
     config_file: filePath === null ? null : resolve(filePath),
     own_skills_dir: null,
@@ -260,6 +270,24 @@ function validateEngines(raw: unknown, fail: (key: string, problem: string) => n
     result[name] = { command: command as string[], env: env as Record<string, string>, profile: profile as EngineConfig['profile'], sticky_recovery: recovery as EngineConfig['sticky_recovery'], sandbox };
   }
   return result;
+}
+
+/** The shortest `retention.interval`: a second. */
+const MIN_RETENTION_INTERVAL_MS = 1000;
+
+function validateRetention(raw: unknown, fail: (key: string, problem: string) => never): RetentionConfig {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail('retention', 'must be an object');
+  const given = { max_age: '30d', max_jobs: null, interval: '1h', ...(raw as Raw) };
+  for (const key of Object.keys(given)) if (!['max_age', 'max_jobs', 'interval'].includes(key)) fail(`retention.${key}`, 'is unknown');
+  const duration = (key: string, value: unknown): number => {
+    const ms = typeof value === 'string' ? parseDuration(value) : null;
+    return ms ?? fail(`retention.${key}`, 'must be a duration with a unit, such as "30d", "12h" or "90m"');
+  };
+  const maxJobs = given.max_jobs;
+  if (maxJobs !== null && !(Number.isSafeInteger(maxJobs) && (maxJobs as number) >= 0)) fail('retention.max_jobs', 'must be null or an integer >= 0');
+  const interval = duration('interval', given.interval);
+  if (interval < MIN_RETENTION_INTERVAL_MS) fail('retention.interval', 'must be at least 1s');
+  return { max_age_ms: given.max_age === null ? null : duration('max_age', given.max_age), max_jobs: maxJobs as number | null, interval_ms: interval };
 }
 
 /** `{read_only, read_write}`: lists of paths that exist now, resolved against the working directory. */

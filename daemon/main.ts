@@ -13,6 +13,7 @@ import { ProfileProbe } from './engines/probe.js';
 import { runShort } from './process/run-short.js';
 import { Faults } from './faults.js';
 import { Supervisor } from './jobs/supervisor.js';
+import { ORPHAN_GRACE_MS, Retention } from './jobs/retention.js';
 import { listHosts } from './cluster/host-lease.js';
 import { joinCluster } from './cluster/join.js';
 import { JobRouter } from './cluster/router.js';
@@ -87,10 +88,16 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     sharedQueue: membership?.member ?? null,
     sandbox,
   });
+  const retention = new Retention({
+    store, runsDir, policy: config.retention, clock, logger,
+    settled: (id) => supervisor.settled(id),
+    closeEvents: (id) => events.close(id),
+    orphanGraceMs: shared === null ? ORPHAN_GRACE_MS : 0,
+  });
   const router = new JobRouter(supervisor, shared === null || membership === null ? null : { custody: shared.custody, mailbox: membership.mailbox }, config.host_id);
   const subscriptions = new Subscriptions(events, clock, logger);
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, sandbox: sandbox.view, store, pool, skills, engines, probe, supervisor, router, queries, subscriptions, faults, requestStop, hosts: shared === null ? null : () => listHosts(shared.pool) });
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, sandbox: sandbox.view, store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, requestStop, hosts: shared === null ? null : () => listHosts(shared.pool) });
   const dispatcher = new Dispatcher(bindMethods(withStorageErrors(afterRecovery(api, (jobId) => supervisor.recoveries.of(jobId)))), (method, error) => faults.report('method', error, { method }));
   const limits = { maxConnections: config.max_connections, lineTimeoutMs: config.line_timeout_sec * 1000, idleTimeoutMs: config.idle_timeout_sec * 1000 };
   const server = new RpcServer(dispatcher, limits, (error) => faults.report('rpc_server', error), clock);
@@ -115,6 +122,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   await membership?.start((method, params) => router.carry(method, params));
   await server.listen(listen);
   supervisor.recoveries.begin();
+  retention.start();
   const notified = await notifySystemd('READY=1', process.env);
   if (notified !== null) logger.warn({ problem: notified }, 'could not notify systemd');
   logger.info({ version, socket: listen.kind === 'path' ? listen.path : `fd ${listen.fd}`, state_dir: config.state_dir, skills: skills.counts(), containment: containment.view, sandbox: sandbox.view }, 'skilld ready');
@@ -131,6 +139,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
         await step('notify', () => notifySystemd('STOPPING=1', process.env));
         await step('server', () => server.close());
         await step('watcher', () => watcher.close());
+        await step('retention', () => retention.stop());
         await step('supervisor', () => supervisor.shutdown(engines === 'stop'));
         if (membership !== null) await step('membership', () => membership.stop());
         await step('events', () => events.closeAll());

@@ -67,13 +67,27 @@ export const METHOD_PARAMS = {
     required: ['job_id', 'interaction_id', 'response'],
     properties: { job_id: jobId, interaction_id: { type: 'integer', minimum: 1 }, response: {}, idempotency_key: { type: 'string', minLength: 1, maxLength: 200 } },
   },
-  'jobs/history': byJob,
+  'jobs/history': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['job_id'],
+    properties: { job_id: jobId, after: { type: 'integer', minimum: 0 } },
+  },
   'jobs/result': byJob,
   'jobs/logs': {
     type: 'object',
     additionalProperties: false,
     required: ['job_id'],
     properties: { job_id: jobId, attempt: { type: 'integer', minimum: 1 }, stream: { enum: ['stdout', 'stderr'] }, offset: { type: 'integer', minimum: 0 }, format: { enum: ['raw', 'text'] } },
+  },
+  'jobs/prune': {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      older_than_sec: { type: 'integer', minimum: 0, maximum: 100 * MAX_TIMEOUT_SEC },
+      status: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['succeeded', 'failed', 'canceled'] } },
+      dry_run: { type: 'boolean' },
+    },
   },
   'jobs/subscribe': { type: 'object', additionalProperties: false, properties: { job_id: jobId, after_seq: { type: 'integer', minimum: 0 } } },
   'jobs/unsubscribe': { type: 'object', additionalProperties: false, required: ['subscription_id'], properties: { subscription_id: { type: 'string', minLength: 1 } } },

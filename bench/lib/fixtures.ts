@@ -13,59 +13,59 @@ function jobId(at: number): string {
 }
 
 /**
+ * The `i`th of `count` finished jobs created over the 30 days before `now`, oldest first: 80 %
+ * succeeded, 15 % failed, 5 % canceled, spread evenly; a quarter interactive.
+ */
+export function finishedJob(i: number, count: number, skillIds: readonly string[], now: number): Job {
+  const span = 30 * 24 * 3600 * 1000;
+  const engines = ['codex', 'gemini', 'iflow'] as const;
+  const created = now - span + Math.floor((i * span) / Math.max(count, 1));
+  const pick = (i * 7919) % 100;
+  const status = pick < 80 ? 'succeeded' : pick < 95 ? 'failed' : 'canceled';
+  const interactive = i % 4 === 0;
+  const engine = engines[i % 3] as Job['engine'];
+  const started = created + 50;
+  const finished = started + 5000 + (i % 60) * 1000;
+  return {
+    job_id: jobId(created),
+    skill_id: skillIds[i % skillIds.length] as string,
+    skill_version: '1.0.0',
+    engine,
+    execution_mode: interactive ? 'interactive' : 'auto',
+    status,
+    interactive_require_user_reply: true,
+    session_timeout_sec: 1200,
+    hard_timeout_sec: 3600,
+    model: null,
+    interactive_profile: interactive ? { kind: 'resumable', reason: 'generated history' } : null,
+    attempt: interactive ? 2 : 1,
+    max_attempt: interactive ? 3 : null,
+    pending_interaction_id: null,
+    wait_deadline_at: null,
+    session_handle: { engine, handle_type: 'session_id', handle_value: randomUUID() },
+    warnings: [],
+    error:
+      status === 'failed'
+        ? { code: 'ENGINE_EXIT_NONZERO', message: 'engine exited with code 1: fatal: engine crashed' }
+        : status === 'canceled'
+          ? { code: 'CANCELED_BY_USER', message: 'canceled by user' }
+          : null,
+    created_at: new Date(created).toISOString(),
+    updated_at: new Date(finished).toISOString(),
+    started_at: new Date(started).toISOString(),
+    finished_at: new Date(finished).toISOString(),
+  };
+}
+
+/**
  * Writes `count` finished jobs as `jobs-finished.ndjson` (one Job JSON per line, oldest first,
  * created over the 30 days before now), the way the daemon appends them. Returns their ids.
  */
 export async function writeFinishedLog(path: string, count: number, skillIds: readonly string[]): Promise<string[]> {
-  const ids: string[] = [];
-  const lines: string[] = [];
   const now = Date.now();
-  const span = 30 * 24 * 3600 * 1000;
-  const engines = ['codex', 'gemini', 'iflow'] as const;
-  for (let i = 0; i < count; i += 1) {
-    const created = now - span + Math.floor((i * span) / Math.max(count, 1));
-    const id = jobId(created);
-    ids.push(id);
-    // 80 % succeeded, 15 % failed, 5 % canceled, spread evenly.
-    const pick = (i * 7919) % 100;
-    const status = pick < 80 ? 'succeeded' : pick < 95 ? 'failed' : 'canceled';
-    const interactive = i % 4 === 0;
-    const engine = engines[i % 3] as Job['engine'];
-    const started = created + 50;
-    const finished = started + 5000 + (i % 60) * 1000;
-    const job: Job = {
-      job_id: id,
-      skill_id: skillIds[i % skillIds.length] as string,
-      skill_version: '1.0.0',
-      engine,
-      execution_mode: interactive ? 'interactive' : 'auto',
-      status,
-      interactive_require_user_reply: true,
-      session_timeout_sec: 1200,
-      hard_timeout_sec: 3600,
-      model: null,
-      interactive_profile: interactive ? { kind: 'resumable', reason: 'generated history' } : null,
-      attempt: interactive ? 2 : 1,
-      max_attempt: interactive ? 3 : null,
-      pending_interaction_id: null,
-      wait_deadline_at: null,
-      session_handle: { engine, handle_type: 'session_id', handle_value: randomUUID() },
-      warnings: [],
-      error:
-        status === 'failed'
-          ? { code: 'ENGINE_EXIT_NONZERO', message: 'engine exited with code 1: fatal: engine crashed' }
-          : status === 'canceled'
-            ? { code: 'CANCELED_BY_USER', message: 'canceled by user' }
-            : null,
-      created_at: new Date(created).toISOString(),
-      updated_at: new Date(finished).toISOString(),
-      started_at: new Date(started).toISOString(),
-      finished_at: new Date(finished).toISOString(),
-    };
-    lines.push(encodeFinishedJob(job));
-  }
-  await writeFile(path, lines.length === 0 ? '' : `${lines.join('\n')}\n`, { mode: 0o600 });
-  return ids;
+  const jobs = Array.from({ length: count }, (_, i) => finishedJob(i, count, skillIds, now));
+  await writeFile(path, jobs.length === 0 ? '' : `${jobs.map(encodeFinishedJob).join('\n')}\n`, { mode: 0o600 });
+  return jobs.map((job) => job.job_id);
 }
 
 /**

@@ -18,6 +18,9 @@ export interface JobResultAnswer {
   left_out?: string[];
 }
 
+/** About this much of a job's rounds per `jobs/history` answer, well within an answer's 8 MiB. */
+export const HISTORY_PAGE_BYTES = 4 * 1024 * 1024;
+
 /** Read-only views of a job, its documents and its run folder: result, pending, history. */
 export class JobQueries {
   readonly #store: Store;
@@ -48,8 +51,8 @@ export class JobQueries {
   /** jobs/result: the output once the job ended, the artifacts as they are now, and the links among them left out. */
   async result(jobId: string): Promise<JobResultAnswer> {
     const job = await this.get(jobId);
-    const saved = isTerminal(job.status) ? await this.#docs.result(jobId) : null;
-    const { files, leftOut } = await this.folder(jobId).listArtifacts();
+    const saved = isTerminal(job.status) ? await this.#unlessRemoved(jobId, this.#docs.result(jobId)) : null;
+    const { files, leftOut } = await this.#unlessRemoved(jobId, this.folder(jobId).listArtifacts());
     const answer = { job_id: jobId, status: job.status, output: saved?.output ?? null, artifacts: files, warnings: job.warnings, error: job.error };
     // Found each time the folder is read, so it is not one of the job's own stored warnings.
     return leftOut.length === 0 ? answer : { ...answer, warnings: [...job.warnings, 'ARTIFACT_LINK_OUTSIDE'], left_out: leftOut };
@@ -57,21 +60,43 @@ export class JobQueries {
 
   /** What the job was created with (`jobs/retry`). */
   request(jobId: string): Promise<StoredRequest> {
-    return this.#docs.request(jobId);
+    return this.#unlessRemoved(jobId, this.#docs.request(jobId));
   }
 
   /** jobs/pending: the persisted pending interaction while the job waits. */
   async pending(jobId: string): Promise<{ job_id: string; status: string; pending: Pending | null }> {
     const job = await this.get(jobId);
-    const pending = job.status === 'waiting_user' ? await this.#docs.pending(jobId) : null;
+    const pending = job.status === 'waiting_user' ? await this.#unlessRemoved(jobId, this.#docs.pending(jobId)) : null;
     return { job_id: jobId, status: job.status, pending };
   }
 
-  /** jobs/history: every ask/reply round (LC-7). */
-  async history(jobId: string): Promise<{ job_id: string; interactions: Array<Omit<Interaction, 'idempotency_key'>> }> {
+  /**
+   * jobs/history: the ask/reply rounds after interaction `after` (LC-7), as many as fit in
+   * `HISTORY_PAGE_BYTES` (at least one); `next` is the `after` of the following page, or null.
+   */
+  async history(jobId: string, after = 0): Promise<{ job_id: string; interactions: Array<Omit<Interaction, 'idempotency_key'>>; next: number | null }> {
     await this.requireJob(jobId);
-    const interactions = (await this.#docs.history(jobId)).map(({ idempotency_key: _key, ...round }) => round);
-    return { job_id: jobId, interactions };
+    const rounds = (await this.#unlessRemoved(jobId, this.#docs.history(jobId))).filter((round) => round.interaction_id > after);
+    const interactions: Array<Omit<Interaction, 'idempotency_key'>> = [];
+    let bytes = 0;
+    for (const { idempotency_key: _key, ...round } of rounds) {
+      bytes += Buffer.byteLength(JSON.stringify(round));
+      if (interactions.length > 0 && bytes > HISTORY_PAGE_BYTES) break;
+      interactions.push(round);
+    }
+    const more = interactions.length < rounds.length;
+    return { job_id: jobId, interactions, next: more ? (interactions[interactions.length - 1]?.interaction_id ?? null) : null };
+  }
+
+  /**
+   * What `read` gives, or JOB_NOT_FOUND when retention removed the job meanwhile (its documents
+   * went with it, so the read failed or found nothing): never half a job.
+   */
+  async #unlessRemoved<T>(jobId: string, read: Promise<T>): Promise<T> {
+    const outcome = await read.then((value) => ({ value }), (error: unknown) => ({ error }));
+    if (!(await this.#store.hasJob(jobId))) throw jobNotFound(jobId);
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
   }
 }
 

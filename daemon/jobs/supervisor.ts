@@ -80,6 +80,11 @@ export class Supervisor {
     return this.#recoveries;
   }
 
+  /** Resolves once nothing of the job runs (its lock is free): retention removes a finished job only then. */
+  settled(jobId: string): Promise<void> {
+    return this.#lock.run(jobId, async () => undefined);
+  }
+
   runFolder(jobId: string): RunFolder {
     return this.#queries.folder(jobId);
   }

@@ -1,6 +1,12 @@
-import { open, readFile, type FileHandle } from 'node:fs/promises';
-import { SYNCED_APPEND, appendSynced } from './durable-file.js';
+import { open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { SYNCED_APPEND, appendSynced, syncFolder } from './durable-file.js';
 import { asStorageError } from './storage-fault.js';
+
+/** A step that runs while no write is in flight; appends made meanwhile wait behind it. */
+interface Exclusive {
+  run(): Promise<void>;
+}
 
 interface Pending {
   text: string;
@@ -21,7 +27,7 @@ interface Pending {
 export class AppendLog {
   readonly path: string;
   #file: FileHandle | null = null;
-  #queue: Pending[] = [];
+  #queue: Array<Pending | Exclusive> = [];
   #draining: Promise<void> | null = null;
   #size = 0;
   #between: (() => Promise<void>) | null = null;
@@ -65,6 +71,72 @@ export class AppendLog {
     this.#size = bytes;
   }
 
+  /**
+   * Replaces the file with `lines` (each ending in a newline) followed by whatever the file holds
+   * from byte `from` on: what was appended after the caller took its picture of the file. The new
+   * content is written and synced beside the file first, while appends go on; they wait only for
+   * the copy of that tail and the rename. When anything fails the file is left as it was.
+   */
+  async rewrite(lines: Iterable<string>, from: number): Promise<void> {
+    const temp = join(dirname(this.path), `.${basename(this.path)}.rewrite`);
+    const target = await open(temp, 'w', 0o600);
+    try {
+      let chunk: string[] = [];
+      let chunkBytes = 0;
+      for (const line of lines) {
+        chunk.push(line);
+        chunkBytes += line.length;
+        if (chunkBytes < 1 << 20) continue;
+        await appendSynced(target, chunk.join(''));
+        chunk = [];
+        chunkBytes = 0;
+      }
+      await appendSynced(target, chunk.join(''));
+      await this.#exclusive(async () => {
+        await appendSynced(target, await this.#readRange(from, this.#size));
+        await target.sync();
+        await rename(temp, this.path);
+        await syncFolder(dirname(this.path));
+        const old = this.#requireOpen();
+        this.#file = await open(this.path, SYNCED_APPEND, 0o600);
+        this.#size = (await this.#file.stat()).size;
+        this.#torn = false;
+        await old.close().catch(() => undefined);
+      });
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw asStorageError(error, this.path);
+    } finally {
+      await target.close().catch(() => undefined);
+    }
+  }
+
+  /** The file's text from byte `start` to `end` (whole lines: both are sizes it had). */
+  async #readRange(start: number, end: number): Promise<string> {
+    if (end <= start) return '';
+    const reader = await open(this.path, 'r');
+    try {
+      const bytes = Buffer.alloc(end - start);
+      let at = 0;
+      while (at < bytes.length) {
+        const { bytesRead } = await reader.read(bytes, at, bytes.length - at, start + at);
+        if (bytesRead === 0) throw new Error(`${this.path} ended before byte ${end}`);
+        at += bytesRead;
+      }
+      return bytes.toString('utf8');
+    } finally {
+      await reader.close();
+    }
+  }
+
+  /** Runs `task` between batches, with no write in flight; appends made meanwhile go after it. */
+  #exclusive(task: () => Promise<void>): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ run: () => task().then(resolve, reject) });
+      this.#draining ??= this.#drain();
+    });
+  }
+
   /** Resolves once every append made so far is on disk. */
   async flushed(): Promise<void> {
     await this.#draining;
@@ -83,7 +155,16 @@ export class AppendLog {
    */
   async #drain(): Promise<void> {
     try {
-      while (this.#queue.length > 0) await this.#writeBatch(this.#queue.splice(0));
+      while (this.#queue.length > 0) {
+        const step = this.#queue[0] as Pending | Exclusive;
+        if ('run' in step) {
+          this.#queue.shift();
+          await step.run();
+          continue;
+        }
+        const end = this.#queue.findIndex((item) => 'run' in item);
+        await this.#writeBatch(this.#queue.splice(0, end === -1 ? this.#queue.length : end) as Pending[]);
+      }
     } finally {
       this.#draining = null;
     }

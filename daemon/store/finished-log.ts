@@ -13,6 +13,8 @@ export interface FinishedRecord {
   status: JobStatus;
   skill_id: string;
   created_at: string;
+  /** When it finished; null for a line that has none (never written so, but read without guessing). */
+  finished_at: string | null;
   line: string;
 }
 
@@ -26,9 +28,21 @@ export class FinishedLineError extends Error {
  * them from the start of the line without parsing the rest. Lines in any other order still load.
  */
 export function encodeFinishedJob(job: Job): string {
-  const { job_id, status, skill_id, created_at, ...rest } = job;
-  return JSON.stringify({ job_id, status, skill_id, created_at, ...rest });
+  const { job_id, status, skill_id, created_at, finished_at, ...rest } = job;
+  return JSON.stringify({ job_id, status, skill_id, created_at, finished_at, ...rest });
 }
+
+/** The record of a finished job and its stored line. */
+function recordOf(job: Pick<Job, 'job_id' | 'status' | 'skill_id' | 'created_at' | 'finished_at'>, line: string): FinishedRecord {
+  return { job_id: job.job_id, status: job.status, skill_id: job.skill_id, created_at: job.created_at, finished_at: job.finished_at, line };
+}
+
+/** A line that removes finished jobs (retention): their earlier lines no longer count. */
+interface Tombstone {
+  removed: string[];
+}
+
+const TOMBSTONE_HEAD = '{"removed":';
 
 /** The job of a stored line. */
 export function decodeFinishedLine(line: string, jobId: string): Job {
@@ -40,7 +54,7 @@ export function decodeFinishedLine(line: string, jobId: string): Job {
 }
 
 const STRING = String.raw`"(?:[^"\\]|\\.)*"`;
-const HEADER = new RegExp(String.raw`^\{"job_id":(${STRING}),"status":"([a-z_]+)","skill_id":(${STRING}),"created_at":(${STRING}),`);
+const HEADER = new RegExp(String.raw`^\{"job_id":(${STRING}),"status":"([a-z_]+)","skill_id":(${STRING}),"created_at":(${STRING}),"finished_at":(${STRING}|null),`);
 
 function unquote(literal: string): string {
   return literal.includes('\\') ? (JSON.parse(literal) as string) : literal.slice(1, -1);
@@ -55,7 +69,8 @@ export function readFinishedLine(line: string): FinishedRecord | null {
   if (header !== null && line.endsWith('}')) {
     const status = header[2] as JobStatus;
     if (!TERMINAL_STATUSES.has(status)) return null;
-    return { job_id: unquote(header[1] as string), status, skill_id: unquote(header[3] as string), created_at: unquote(header[4] as string), line };
+    const finished = header[5] as string;
+    return { job_id: unquote(header[1] as string), status, skill_id: unquote(header[3] as string), created_at: unquote(header[4] as string), finished_at: finished === 'null' ? null : unquote(finished), line };
   }
   let job: Partial<Job>;
   try {
@@ -65,16 +80,26 @@ export function readFinishedLine(line: string): FinishedRecord | null {
   }
   if (typeof job !== 'object' || job === null || typeof job.job_id !== 'string' || typeof job.skill_id !== 'string' || typeof job.created_at !== 'string') return null;
   if (job.status === undefined || !TERMINAL_STATUSES.has(job.status)) return null;
-  return { job_id: job.job_id, status: job.status, skill_id: job.skill_id, created_at: job.created_at, line };
+  return recordOf({ job_id: job.job_id, status: job.status, skill_id: job.skill_id, created_at: job.created_at, finished_at: typeof job.finished_at === 'string' ? job.finished_at : null }, line);
 }
+
+/** The log is rewritten once its removed lines take more than this and than an eighth of the live ones. */
+export const REWRITE_MIN_DEAD_BYTES = 1024 * 1024;
 
 /**
  * The append-only log of finished jobs, one JSON line each, fsynced per append. A torn last line
- * (a crash mid-append) is cut off at load so later appends start on a clean line.
+ * (a crash mid-append) is cut off at load so later appends start on a clean line. Removal
+ * (retention) appends a tombstone line naming the jobs; once the lines no longer counted weigh
+ * more than an eighth of the rest, the log is rewritten with the live lines alone, in the
+ * background (appends wait only for the copy of what came meanwhile).
  */
 export class FinishedLog {
   readonly #path: string;
   readonly #log: AppendLog;
+  /** The jobs the log holds, in the order they were appended: the oldest finished first. */
+  readonly #live = new Map<string, FinishedRecord>();
+  #liveBytes = 0;
+  #rewriting: Promise<void> | null = null;
 
   constructor(path: string) {
     this.#path = path;
@@ -85,43 +110,115 @@ export class FinishedLog {
     const text = await this.#log.open();
     const lines = text.split('\n');
     const torn = lines.pop() ?? '';
-    const records: FinishedRecord[] = [];
     lines.forEach((line, index) => {
       if (line === '') return;
-      const record = readFinishedLine(line);
-      if (record !== null) records.push(record);
-      else notices.push({ code: 'FINISHED_LOG_TRUNCATED', message: `unreadable line ${index + 1} skipped`, path: this.#path });
+      if (!this.#loadLine(line)) notices.push({ code: 'FINISHED_LOG_TRUNCATED', message: `unreadable line ${index + 1} skipped`, path: this.#path });
     });
-    if (torn === '') return records;
-    // The last line had no newline: only a line that parses completely counts.
-    const last = tornLineRecord(torn);
-    if (last !== null) {
-      records.push(last);
-      await this.#log.append('\n');
-    } else {
-      notices.push({ code: 'FINISHED_LOG_TRUNCATED', message: 'a torn last line was cut off', path: this.#path });
-      await this.#log.cut(Buffer.byteLength(text) - Buffer.byteLength(torn));
+    if (torn !== '') {
+      // The last line had no newline: only a line that parses completely counts.
+      if (parses(torn) && this.#loadLine(torn)) {
+        await this.#log.append('\n');
+      } else {
+        notices.push({ code: 'FINISHED_LOG_TRUNCATED', message: 'a torn last line was cut off', path: this.#path });
+        await this.#log.cut(Buffer.byteLength(text) - Buffer.byteLength(torn));
+      }
     }
-    return records;
+    return [...this.#live.values()];
+  }
+
+  /** Takes in one stored line; false when it is neither a finished job nor a tombstone. */
+  #loadLine(line: string): boolean {
+    if (line.startsWith(TOMBSTONE_HEAD)) {
+      const tombstone = readTombstone(line);
+      if (tombstone === null) return false;
+      this.#forget(tombstone.removed);
+      return true;
+    }
+    const record = readFinishedLine(line);
+    if (record === null) return false;
+    this.#keep(record);
+    return true;
+  }
+
+  #keep(record: FinishedRecord): void {
+    this.#forget([record.job_id]);
+    this.#live.set(record.job_id, record);
+    this.#liveBytes += Buffer.byteLength(record.line) + 1;
+  }
+
+  #forget(jobIds: readonly string[]): void {
+    for (const id of jobIds) {
+      const gone = this.#live.get(id);
+      if (gone === undefined) continue;
+      this.#live.delete(id);
+      this.#liveBytes -= Buffer.byteLength(gone.line) + 1;
+    }
   }
 
   /** Appends one finished job; resolves with its record once it is on disk. */
   async append(job: Job): Promise<FinishedRecord> {
-    const line = encodeFinishedJob(job);
-    await this.#log.append(`${line}\n`);
-    return { job_id: job.job_id, status: job.status, skill_id: job.skill_id, created_at: job.created_at, line };
+    const record = recordOf(job, encodeFinishedJob(job));
+    await this.#log.append(`${record.line}\n`, () => this.#keep(record));
+    return record;
   }
 
-  close(): Promise<void> {
-    return this.#log.close();
+  /** The jobs the log holds, oldest finished first. */
+  records(): IterableIterator<FinishedRecord> {
+    return this.#live.values();
+  }
+
+  /** Removes jobs: durable once this resolves. The log is rewritten in the background once enough of it is dead. */
+  async remove(jobIds: readonly string[]): Promise<void> {
+    if (jobIds.length === 0) return;
+    const tombstone: Tombstone = { removed: [...jobIds] };
+    await this.#log.append(`${JSON.stringify(tombstone)}\n`, () => this.#forget(jobIds));
+    const dead = this.#log.size - this.#liveBytes;
+    if (this.#rewriting === null && dead > REWRITE_MIN_DEAD_BYTES && dead > this.#liveBytes / 8) {
+      this.#rewriting = this.rewrite().finally(() => {
+        this.#rewriting = null;
+      });
+      // A rewrite that fails (a full disk) leaves the log as it was; the next removal tries again.
+      this.#rewriting.catch(() => undefined);
+    }
+  }
+
+  /** Rewrites the log with its live lines alone (lines an older daemon wrote get the current layout). */
+  async rewrite(): Promise<void> {
+    const from = this.#log.size;
+    const records = [...this.#live.values()];
+    await this.#log.rewrite(
+      (function* lines() {
+        for (const record of records) yield `${HEADER.test(record.line) ? record.line : encodeFinishedJob(JSON.parse(record.line) as Job)}\n`;
+      })(),
+      from,
+    );
+  }
+
+  /** Bytes of the log and of the lines that still count. */
+  sizes(): { bytes: number; live_bytes: number } {
+    return { bytes: this.#log.size, live_bytes: this.#liveBytes };
+  }
+
+  async close(): Promise<void> {
+    await this.#rewriting?.catch(() => undefined);
+    await this.#log.close();
   }
 }
 
-function tornLineRecord(line: string): FinishedRecord | null {
+function parses(line: string): boolean {
   try {
     JSON.parse(line);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readTombstone(line: string): Tombstone | null {
+  try {
+    const value = JSON.parse(line) as Partial<Tombstone>;
+    return Array.isArray(value.removed) && value.removed.every((id) => typeof id === 'string') ? { removed: value.removed } : null;
   } catch {
     return null;
   }
-  return readFinishedLine(line);
 }

@@ -36,15 +36,21 @@ function byCreation(a: Entry, b: Entry): number {
 /** In-memory view of every job: lookup by id, creation order for paging, counts per status. */
 export class JobIndex {
   readonly #byId = new Map<string, Entry>();
+  /**
+   * Every id in creation order, with its creation time beside it (`#created`), so that a job's
+   * place is found by binary search. Removed ids stay until they are a quarter of the list
+   * (`#removed`), then both lists are rebuilt: a removal costs the same with 50k jobs or 500k.
+   */
   #order: string[] = [];
-  readonly #position = new Map<string, number>();
+  #created: string[] = [];
   /**
    * Every id in code-unit order, for prefix lookups. Appended until the first lookup sorts them
    * (a start that looks none up sorts none); after that a new id is put in its place (ids are
    * random at their start).
    */
-  readonly #ids: string[] = [];
+  #ids: string[] = [];
   #idsSorted = false;
+  #removed = 0;
   readonly #counts = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
 
   has(jobId: string): boolean {
@@ -70,8 +76,8 @@ export class JobIndex {
   #set(entry: Entry): void {
     const previous = this.#byId.get(entry.job_id);
     if (previous === undefined) {
-      this.#position.set(entry.job_id, this.#order.length);
       this.#order.push(entry.job_id);
+      this.#created.push(entry.created_at);
       if (this.#idsSorted) this.#ids.splice(lowerBound(this.#ids, entry.job_id), 0, entry.job_id);
       else this.#ids.push(entry.job_id);
     } else {
@@ -81,18 +87,52 @@ export class JobIndex {
     this.#byId.set(entry.job_id, entry);
   }
 
+  /** Forgets jobs (retention). Their ids leave the ordered lists once enough are gone. */
+  remove(jobIds: Iterable<string>): void {
+    for (const id of jobIds) {
+      const entry = this.#byId.get(id);
+      if (entry === undefined) continue;
+      this.#byId.delete(id);
+      this.#counts[entry.status] -= 1;
+      this.#removed += 1;
+    }
+    if (this.#removed * 4 > this.#order.length) this.#compact();
+  }
+
+  #compact(): void {
+    const keep = this.#order.map((id) => this.#byId.has(id));
+    this.#order = this.#order.filter((_, i) => keep[i]);
+    this.#created = this.#created.filter((_, i) => keep[i]);
+    this.#ids = this.#ids.filter((id) => this.#byId.has(id));
+    this.#removed = 0;
+  }
+
   /** Restores creation order after a bulk load from two sources. */
   sort(): void {
     const entries = [...this.#byId.values()].sort(byCreation);
     this.#order = entries.map((entry) => entry.job_id);
-    this.#position.clear();
-    this.#order.forEach((id, i) => this.#position.set(id, i));
+    this.#created = entries.map((entry) => entry.created_at);
+    if (this.#removed > 0) this.#ids = this.#ids.filter((id) => this.#byId.has(id));
+    this.#removed = 0;
   }
 
   #sortIds(): void {
     if (this.#idsSorted) return;
     this.#ids.sort();
     this.#idsSorted = true;
+  }
+
+  /**
+   * Where a job is in `#order`: a binary search by creation time, then the ids created in the same
+   * millisecond; a job out of place (the clock went back) is looked for in the whole list.
+   */
+  #positionOf(jobId: string): number {
+    const entry = this.#byId.get(jobId);
+    if (entry === undefined) return -1;
+    for (let i = lowerBound(this.#created, entry.created_at); i < this.#order.length && this.#created[i] === entry.created_at; i += 1) {
+      if (this.#order[i] === jobId) return i;
+    }
+    return this.#order.indexOf(jobId);
   }
 
   counts(): Record<JobStatus, number> {
@@ -104,13 +144,15 @@ export class JobIndex {
    * is parsed. With `id_prefix`, only the ids in that prefix's range of the sorted ids are visited.
    */
   list(query: JobQuery): { jobs: Job[]; next: string | null } {
-    const start = query.before === undefined ? this.#order.length : (this.#position.get(query.before) ?? this.#order.length);
+    const cursor = query.before === undefined ? -1 : this.#positionOf(query.before);
+    const start = cursor === -1 ? this.#order.length : cursor;
     const positions = query.id_prefix === undefined ? null : this.#positionsWithPrefix(query.id_prefix, start);
     const count = positions === null ? start : positions.length;
     const page: Entry[] = [];
     for (let k = count - 1; k >= 0; k -= 1) {
       const i = positions === null ? k : (positions[k] as number);
-      const entry = this.#byId.get(this.#order[i] as string) as Entry;
+      const entry = this.#byId.get(this.#order[i] as string);
+      if (entry === undefined) continue;
       if (query.status !== undefined && entry.status !== query.status) continue;
       if (query.skill_id !== undefined && entry.skill_id !== query.skill_id) continue;
       if (page.length === query.limit) return { jobs: page.map(read), next: page[page.length - 1]?.job_id ?? null };
@@ -125,8 +167,8 @@ export class JobIndex {
     const ids = this.#ids;
     const positions: number[] = [];
     for (let i = lowerBound(ids, prefix); i < ids.length && (ids[i] as string).startsWith(prefix); i += 1) {
-      const position = this.#position.get(ids[i] as string) as number;
-      if (position < end) positions.push(position);
+      const position = this.#positionOf(ids[i] as string);
+      if (position !== -1 && position < end) positions.push(position);
     }
     return positions.sort((a, b) => a - b);
   }

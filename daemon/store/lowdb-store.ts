@@ -5,10 +5,10 @@ import type { Job } from '../jobs/job.js';
 import { isTerminal } from '../jobs/states.js';
 import { AppendLog } from './append-log.js';
 import { writeFileDurably } from './durable-file.js';
-import { FinishedLog } from './finished-log.js';
+import { FinishedLog, type FinishedRecord } from './finished-log.js';
 import { JobIndex } from './job-index.js';
 import { jobProblem, processProblem } from './records.js';
-import type { JobQuery, ProcessRecord, Store, StoreNotice } from './store.js';
+import type { ExpiredJob, ExpiryQuery, JobQuery, ProcessRecord, Store, StoreNotice } from './store.js';
 
 export const SCHEMA_VERSION = 1;
 
@@ -255,6 +255,38 @@ export class LowdbStore implements Store {
       await this.#record({ job: stored });
       this.#index.put(stored);
     }
+  }
+
+  async expiredJobs(query: ExpiryQuery): Promise<ExpiredJob[]> {
+    const statuses = query.statuses === undefined ? null : new Set(query.statuses);
+    const counted = (record: FinishedRecord): boolean => statuses === null || statuses.has(record.status);
+    let beyond = 0;
+    if (query.keep_newest !== undefined) {
+      for (const record of this.#finished.records()) if (counted(record)) beyond += 1;
+      beyond = Math.max(0, beyond - query.keep_newest);
+    }
+    const before = query.finished_before;
+    const expired: ExpiredJob[] = [];
+    // The log holds jobs in the order they finished: the ones beyond `keep_newest` come first.
+    for (const record of this.#finished.records()) {
+      if (expired.length === query.limit) break;
+      if (!counted(record)) continue;
+      const old = beyond > 0 || (before !== undefined && record.finished_at !== null && record.finished_at < before);
+      beyond -= 1;
+      if (old) expired.push({ job_id: record.job_id, status: record.status, skill_id: record.skill_id, finished_at: record.finished_at });
+    }
+    return expired;
+  }
+
+  async removeJobs(jobIds: readonly string[]): Promise<string[]> {
+    const removed = jobIds.filter((id) => this.#db.data.jobs[id] === undefined && this.#index.has(id));
+    await this.#finished.remove(removed);
+    this.#index.remove(removed);
+    return removed;
+  }
+
+  async existingJobs(jobIds: readonly string[]): Promise<Set<string>> {
+    return new Set(jobIds.filter((id) => this.#index.has(id)));
   }
 
   /** The change is applied to the hot state only once its line is on disk: a failed write leaves no trace. */

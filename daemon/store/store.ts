@@ -11,6 +11,26 @@ export interface JobQuery {
   before?: string;
 }
 
+/**
+ * Which finished jobs retention selects (docs/retention.md): those finished before
+ * `finished_before`, and those beyond the `keep_newest` most recently finished, each among the
+ * jobs of `statuses` (all terminal statuses when absent). Active jobs are never selected.
+ */
+export interface ExpiryQuery {
+  finished_before?: string;
+  keep_newest?: number;
+  statuses?: readonly JobStatus[];
+  limit: number;
+}
+
+/** A finished job retention selected. */
+export interface ExpiredJob {
+  job_id: string;
+  status: JobStatus;
+  skill_id: string;
+  finished_at: string | null;
+}
+
 /** An engine process the daemon started, recorded so that a later start can stop survivors. */
 export interface ProcessRecord {
   job_id: string;
@@ -43,6 +63,15 @@ export interface Store {
   activeJobs(): Promise<Job[]>;
   countByStatus(): Promise<Record<JobStatus, number>>;
   putJob(job: Job): Promise<void>;
+  /** Finished jobs the query selects, the earliest finished first. */
+  expiredJobs(query: ExpiryQuery): Promise<ExpiredJob[]>;
+  /**
+   * Removes finished jobs with everything the store keeps of them (documents, events); a job that
+   * is not finished, or not there, is left. Resolves with the ids removed, once durable.
+   */
+  removeJobs(jobIds: readonly string[]): Promise<string[]>;
+  /** Of `jobIds`, those the store holds. */
+  existingJobs(jobIds: readonly string[]): Promise<Set<string>>;
   processes(): Promise<ProcessRecord[]>;
   putProcess(record: ProcessRecord): Promise<void>;
   removeProcess(pid: number): Promise<void>;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import type { RpcClient } from '../../rpc/client.js';
-import { ENGINE_NAMES, FIXTURES, processOf, rpcError, TestDaemon, testPostgres, waitForFile, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
+import { ENGINE_NAMES, FIXTURES, processOf, rpcError, TestDaemon, testPostgres, waitForFile, waitForStatus, waitUntilGone, waitUntilRemoved, type JobView } from '../helpers/daemon.js';
 import { runSkillctl } from '../helpers/skillctl.js';
 
 const started = await testPostgres();
@@ -279,4 +279,18 @@ t.test('daemon/hosts and skillctl hosts: every host of the store, its state and 
   await b.daemon.stop();
   const after = await a.client.request<{ hosts: Array<{ host_id: string; state: string }> }>('daemon/hosts');
   t.same(after.hosts.map((h) => [h.host_id, h.state]), [['host-a', 'live'], ['host-b', 'stopped']], 'a host that left says so');
+});
+
+t.test('retention across hosts: a job removed through one host loses its run folder on the host that ran it, at that host\'s next round', { skip }, async (t) => {
+  const url = await sharedStore();
+  const a = await host(t, url, 'host-a', { retention: { max_age: null, interval: '1s' } });
+  const job = await create(a, { emit: { greeting: 'kept until pruned' } });
+  t.equal((await waitForStatus(a.client, job.job_id)).status, 'succeeded');
+  t.same(ranOn([a], job.job_id), ['host-a']);
+  const b = await host(t, url, 'host-b', { retention: { max_age: null } });
+  const pruned = await b.client.request<{ count: number; job_ids: string[] }>('jobs/prune', { older_than_sec: 0 });
+  t.same(pruned.job_ids, [job.job_id], 'the records go once, through any host');
+  t.equal((await rpcError(a.client.request('jobs/get', { job_id: job.job_id }))).dataCode, 'JOB_NOT_FOUND', 'for every host');
+  await waitUntilRemoved(a.daemon.runDir(job.job_id), 60_000);
+  t.pass('host-a removed the run folder it held');
 });

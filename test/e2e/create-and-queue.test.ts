@@ -104,7 +104,7 @@ t.test('jobs/list pages newest first and filters', async (t) => {
     t.equal(unknown, 'JOB_NOT_FOUND', `${method} names an unknown job`);
   }
   const finished = canceled.jobs[0]?.job_id as string;
-  t.same(await client.request('jobs/history', { job_id: finished }), { job_id: finished, interactions: [] }, 'a finished job is found without reading it');
+  t.same(await client.request('jobs/history', { job_id: finished }), { job_id: finished, interactions: [], next: null }, 'a finished job is found without reading it');
 });
 
 t.test('job/event seq is gap-free and after_seq replays from the log', async (t) => {

@@ -3,7 +3,10 @@
 import t from 'tap';
 import { once } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
-import { rpcError, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { appendFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FILES_ONLY, rpcError, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { runSkillctl } from '../helpers/skillctl.js';
 
 const daemon = await TestDaemon.start({ config: { max_connections: 48 } });
 t.teardown(() => daemon.cleanup());
@@ -95,6 +98,30 @@ t.test('a non-strict wait of the longest session_timeout_sec (a year) gets its d
   const { interactions } = await client.request<{ interactions: Array<{ asked_at: string }> }>('jobs/history', { job_id: job.job_id });
   t.equal(Date.parse(waiting.wait_deadline_at ?? '') - Date.parse(interactions[0]?.asked_at ?? ''), year * 1000);
   await client.request('jobs/cancel', { job_id: job.job_id });
+});
+
+t.test('jobs/history of more than an answer holds (8 MiB) comes in pages: each within bounds, together every round once; skillctl history reads them all', { skip: FILES_ONLY }, async (t) => {
+  const job = await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine: 'codex', execution_mode: 'interactive', input: { scenario: 'ask' } });
+  await waitForStatus(client, job.job_id, ['waiting_user']);
+  await client.request('jobs/reply', { job_id: job.job_id, interaction_id: 1, response: 'Lisbon' });
+  await waitForStatus(client, job.job_id);
+  // Ten rounds of a megabyte each, as a long session would leave: the latest version of the history is its last line.
+  const round = (id: number) => ({ interaction_id: id, prompt: `${id}:${'p'.repeat(1_000_000)}`, kind: 'open_text', response: 'r', resolution_mode: 'user_reply', asked_at: '2026-01-01T00:00:00.000Z', replied_at: '2026-01-01T00:00:01.000Z', idempotency_key: null });
+  await appendFile(join(daemon.runDir(job.job_id), 'history.ndjson'), `${JSON.stringify(Array.from({ length: 10 }, (_, i) => round(i + 1)))}\n`);
+  const seen: number[] = [];
+  let after: number | null = 0;
+  let pages = 0;
+  while (after !== null) {
+    const page: { interactions: Array<{ interaction_id: number }>; next: number | null } = await client.request('jobs/history', { job_id: job.job_id, after });
+    t.ok(page.interactions.length > 0 && page.interactions.length < 10, `page ${(pages += 1)}: ${page.interactions.length} rounds`);
+    seen.push(...page.interactions.map((r) => r.interaction_id));
+    after = page.next;
+  }
+  t.same(seen, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'every round once, in order');
+  t.same((await client.request<{ interactions: unknown[]; next: null }>('jobs/history', { job_id: job.job_id, after: 10 })), { job_id: job.job_id, interactions: [], next: null });
+  const out = await runSkillctl(['history', job.job_id, '--json'], { ...process.env, SKILLD_SOCKET: daemon.socket });
+  t.equal(out.code, 0, out.stderr);
+  t.same((JSON.parse(out.stdout) as { interactions: Array<{ interaction_id: number }> }).interactions.map((r) => r.interaction_id), seen);
 });
 
 t.test('300 connections each holding ~1 MB of an unfinished line: connections and buffered bytes are capped with SERVER_BUSY', async (t) => {

@@ -16,7 +16,7 @@ export interface Outcome {
 /** Runs the built skillctl with exactly `argv` and `env`; never throws on a non-zero exit. */
 export async function runSkillctl(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [SKILLCTL_BIN, ...argv], { env, timeout: 30_000 });
+    const { stdout, stderr } = await run(process.execPath, [SKILLCTL_BIN, ...argv], { env, timeout: 30_000, maxBuffer: 64 * 1024 * 1024 });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: unknown; stdout?: string; stderr?: string };

@@ -39,7 +39,8 @@ t.test('bash: commands, then each command\'s options, their choices, argument ch
   t.same(complete(['skillctl', 're']), ['reply', 'result', 'retry']);
   t.same(complete(['skillctl', '--socket', '/s', 'sh']), ['show'], 'a global option and its value before the command');
   t.same(complete(['skillctl', '-']), ['--help', '--json', '--socket', '--version', '-V', '-h']);
-  t.same(complete(['skillctl', 'jobs', '--']), ['--before', '--help', '--json', '--limit', '--quiet', '--skill', '--socket', '--status']);
+  t.same(complete(['skillctl', 'jobs', '--']), ['--before', '--dry-run', '--force', '--help', '--json', '--limit', '--older-than', '--quiet', '--skill', '--socket', '--status']);
+  t.same(complete(['skillctl', 'jobs', '']), ['prune'], 'its verb');
   t.same(complete(['skillctl', 'jobs', '--status', '']), ['canceled', 'failed', 'queued', 'running', 'succeeded', 'waiting_user']);
   t.same(complete(['skillctl', 'jobs', '--status', 'f']), ['failed']);
   t.same(complete(['skillctl', 'jobs', '--status', '=', 'w']), ['waiting_user'], '--status=w, as bash splits it');
@@ -113,7 +114,7 @@ t.test('zsh: what a Tab offers at a real prompt', { skip: ZSH_SKIP }, async (t) 
   t.same(offered, [
     ['reply', 'result', 'retry'],
     ['--help', '--json', '--socket', '--version', '-V', '-h'],
-    ['--before', '--help', '--json', '--limit', '--quiet', '--skill', '--socket', '--status'],
+    ['--before', '--dry-run', '--force', '--help', '--json', '--limit', '--older-than', '--quiet', '--skill', '--socket', '--status'],
     ['canceled', 'failed', 'queued', 'running', 'succeeded', 'waiting_user'],
     ['failed'],
     ['claude', 'codex', 'gemini', 'iflow'],

@@ -57,6 +57,7 @@ t.test('defaults without any XDG variables', async (t) => {
     process_containment: 'auto',
     engines_on_stop: 'keep',
     sandbox: 'preferred',
+    retention: { max_age_ms: 30 * 24 * 3600 * 1000, max_jobs: null, interval_ms: 3600 * 1000 },
     engines: {
       codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
       gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
@@ -66,6 +67,23 @@ t.test('defaults without any XDG variables', async (t) => {
     config_file: null,
     own_skills_dir: '/home/alice/.local/share/skilld/skills',
   });
+});
+
+t.test('retention: durations with units, a count, null for no limit; anything else names the key', async (t) => {
+  const load = async (retention: unknown) => (await loadConfig(sources({ flags: { config: await configFile({ retention }) } }))).retention;
+  t.same(await load({ max_age: '7d', max_jobs: 50000, interval: '90m' }), { max_age_ms: 7 * 86_400_000, max_jobs: 50000, interval_ms: 90 * 60_000 });
+  t.same(await load({ max_age: null }), { max_age_ms: null, max_jobs: null, interval_ms: 3_600_000 }, 'keep every job, unless a count says otherwise');
+  t.same(await load({ max_age: '1.5 hours', max_jobs: 0 }), { max_age_ms: 5_400_000, max_jobs: 0, interval_ms: 3_600_000 });
+  for (const [retention, message] of [
+    [{ max_age: 30 }, /"retention.max_age" must be a duration with a unit/],
+    [{ max_age: '30' }, /"retention.max_age" must be a duration/],
+    [{ max_age: 'soon' }, /"retention.max_age" must be a duration/],
+    [{ max_jobs: -1 }, /"retention.max_jobs" must be null or an integer >= 0/],
+    [{ max_jobs: '5' }, /"retention.max_jobs"/],
+    [{ interval: '10ms' }, /"retention.interval" must be at least 1s/],
+    [{ max_days: 3 }, /"retention.max_days" is unknown/],
+    ['30d', /"retention" must be an object/],
+  ] as const) t.match(await configError(load(retention)), message, JSON.stringify(retention));
 });
 
 t.test('defaults follow XDG_RUNTIME_DIR, XDG_STATE_HOME and XDG_DATA_HOME', async (t) => {

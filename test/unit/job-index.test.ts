@@ -57,3 +57,26 @@ t.test('ids random at their start: found by prefix after a bulk load and as each
   t.same(ids(index.list({ id_prefix: 'job-0a', limit: 5 })), ['job-0a-7', 'job-0a-2'], 'a new id in its place');
   t.same(ids(index.list({ id_prefix: 'job-', limit: 10 })), ['job-0a-7', 'job-ff-6', 'job-00-5', 'job-0b-4', 'job-7c-3', 'job-0a-2', 'job-f0-1'], 'newest first, whatever the ids');
 });
+
+t.test('removed jobs are gone from lookups, pages, prefixes and counts, before and after the lists are rebuilt', async (t) => {
+  const index = new JobIndex();
+  const all = Array.from({ length: 20 }, (_, n) => `job-${String.fromCharCode(97 + n)}${n % 3}`);
+  all.forEach((id, n) => index.put(makeJob(id, n, n % 2 === 0 ? 'succeeded' : 'queued')));
+  t.ok(index.list({ id_prefix: 'job-a', limit: 1 }).jobs.length === 1, 'prefix lookups sorted the ids');
+  index.remove(['job-b1', 'job-c2', 'job-nope']);
+  t.notOk(index.has('job-b1'));
+  t.equal(index.get('job-c2'), undefined);
+  const listed = (query: Partial<Parameters<JobIndex['list']>[0]> = {}): string[] => ids(index.list({ limit: 50, ...query }));
+  const kept = all.filter((id) => id !== 'job-b1' && id !== 'job-c2');
+  t.same(listed(), [...kept].reverse(), 'listed without them (the lists still hold their ids)');
+  t.same(listed({ id_prefix: 'job-b' }), []);
+  t.same(ids(index.list({ limit: 2, before: 'job-d0' })), ['job-a0'], 'a cursor past a removed job');
+  t.same(index.counts(), { queued: 9, running: 0, waiting_user: 0, succeeded: 9, failed: 0, canceled: 0 });
+  index.remove(all.slice(4, 12));
+  const rest = kept.filter((id) => !all.slice(4, 12).includes(id));
+  t.same(listed(), [...rest].reverse(), 'and after the lists were rebuilt');
+  t.same(ids(index.list({ limit: 1, before: 'job-m0' })), ['job-d0']);
+  index.put(makeJob('job-b1', 30));
+  t.same(listed({ id_prefix: 'job-b' }), ['job-b1'], 'an id may come back as a new job');
+  t.same(listed({ limit: 1 }), ['job-b1']);
+});

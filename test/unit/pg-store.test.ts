@@ -18,7 +18,7 @@ import { PgEvents } from '../../daemon/store/pg/pg-events.js';
 import { jobRow, PgStore } from '../../daemon/store/pg/pg-store.js';
 import { HostLease } from '../../daemon/cluster/host-lease.js';
 import { openPool, type Pool } from '../../daemon/store/pg/pool.js';
-import type { Store } from '../../daemon/store/store.js';
+import type { ExpiryQuery, Store } from '../../daemon/store/store.js';
 import { asStorageError } from '../../daemon/store/storage-fault.js';
 import { testPostgres } from '../helpers/daemon.js';
 import { makeJob } from '../helpers/jobs.js';
@@ -92,6 +92,25 @@ t.test('migrations: applied once, by one of several daemons starting together; a
   await t.rejects(migrate(pools[1] as Pool, 'test'), SchemaVersionError, 'a daemon older than the schema refuses it');
 });
 
+t.test('migration 5: the finished jobs of a database at version 4 get their finish time, also one whose record holds an escaped NUL', { skip }, async (t) => {
+  const url = await postgres.createDatabase('upgrade');
+  const pool = poolOn(t, url);
+  t.same(await migrate(pool, 'old', 4), [1, 2, 3, 4]);
+  const jobs = [
+    makeJob(1, { status: 'succeeded', finished_at: '2025-02-01T00:00:00.000Z' }),
+    makeJob(2, { status: 'failed', finished_at: '2025-02-02T00:00:00.000Z', error: { code: 'ENGINE_EXIT_NONZERO', message: 'said \u0000 then died' } }),
+    makeJob(3, { status: 'running' }),
+  ];
+  for (const job of jobs) await pool.query('INSERT INTO skilld.jobs (job_id, status, skill_id, created_at, engine, doc) VALUES ($1, $2, $3, $4, $5, $6)', jobRow(job));
+  t.same(await migrate(pool, 'new'), [5]);
+  const { rows } = await pool.query<{ job_id: string; finished_at: string | null }>('SELECT job_id, finished_at FROM skilld.jobs ORDER BY job_id');
+  t.same(rows, [
+    { job_id: 'job-0001', finished_at: '2025-02-01T00:00:00.000Z' },
+    { job_id: 'job-0002', finished_at: '2025-02-02T00:00:00.000Z' },
+    { job_id: 'job-0003', finished_at: null },
+  ]);
+});
+
 // The semantics the supervisor and the API rely on, checked on both stores with the same steps.
 const STORES: Array<[string, (t: Test) => Promise<Store>]> = [
   ['files', async (t) => {
@@ -132,6 +151,35 @@ for (const [name, open] of STORES) {
     await store.removeProcess(4343);
     await store.removeProcess(9999);
     t.same(await store.processes(), [{ job_id: 'job-0003', pid: 4242, pgid: 4242, start_time: '123' }]);
+  });
+}
+
+for (const [name, open] of STORES) {
+  t.test(`${name}: retention selects finished jobs by age and by count, earliest finished first; only finished jobs are removed, wholly`, { skip: name === 'postgres' ? skip : false }, async (t) => {
+    const store = await open(t);
+    const at = (s: number): string => new Date(Date.UTC(2025, 0, 2, 0, 0, s)).toISOString();
+    const finished = (n: number, status: Job['status'], s: number): Job => makeJob(n, { status, finished_at: at(s), ...(status === 'failed' ? { error: { code: 'OUTPUT_INVALID', message: 'bad' } } : {}) });
+    for (const job of [finished(1, 'succeeded', 1), finished(2, 'failed', 2), makeJob(3, { status: 'running' }), finished(4, 'canceled', 4), finished(5, 'succeeded', 5), makeJob(6, { status: 'waiting_user' })]) await store.putJob(job);
+    const expired = async (query: Omit<ExpiryQuery, 'limit'>, limit = 10): Promise<string[]> => (await store.expiredJobs({ ...query, limit })).map((j) => j.job_id);
+    t.same(await expired({ finished_before: at(4) }), ['job-0001', 'job-0002'], 'finished before a time');
+    t.same(await expired({ keep_newest: 1 }), ['job-0001', 'job-0002', 'job-0004'], 'beyond the newest finished');
+    t.same(await expired({ keep_newest: 3 }), ['job-0001']);
+    t.same(await expired({ keep_newest: 3, finished_before: at(3) }), ['job-0001', 'job-0002'], 'either condition selects');
+    t.same(await expired({ keep_newest: 10 }), [], 'none beyond');
+    t.same(await expired({ keep_newest: 0, statuses: ['succeeded'] }), ['job-0001', 'job-0005'], 'among the statuses asked for');
+    t.same(await expired({ keep_newest: 0 }, 2), ['job-0001', 'job-0002'], 'a page');
+    t.same(await expired({ keep_newest: 0 }), ['job-0001', 'job-0002', 'job-0004', 'job-0005'], 'never an active job');
+    t.match(await store.expiredJobs({ finished_before: at(2), limit: 1 }), [{ job_id: 'job-0001', status: 'succeeded', skill_id: 'echo-auto', finished_at: at(1) }]);
+
+    t.same(await store.removeJobs(['job-0001', 'job-0003', 'job-0006', 'job-9999']), ['job-0001'], 'a running or waiting job, or none, is left');
+    t.equal(await store.getJob('job-0001'), undefined);
+    t.equal(await store.hasJob('job-0001'), false);
+    t.same((await store.listJobs({ limit: 10 })).jobs.map((j) => j.job_id), ['job-0006', 'job-0005', 'job-0004', 'job-0003', 'job-0002']);
+    t.same((await store.listJobs({ limit: 10, id_prefix: 'job-000' })).jobs.length, 5, 'nor found by its prefix');
+    t.same(await store.countByStatus(), { queued: 0, running: 1, waiting_user: 1, succeeded: 1, failed: 1, canceled: 1 });
+    t.same([...(await store.existingJobs(['job-0001', 'job-0002', 'job-0003']))].sort(), ['job-0002', 'job-0003']);
+    t.same(await expired({ keep_newest: 0 }), ['job-0002', 'job-0004', 'job-0005']);
+    t.same(await store.removeJobs(['job-0001']), [], 'removed once');
   });
 }
 

@@ -362,8 +362,8 @@ t.test('a finished line that is not a terminal job is skipped with a notice; a d
   const notTerminal = makeJob(2, { status: 'running' });
   const damaged = makeJob(3, { status: 'succeeded' });
   const layout = (job: Job): string => {
-    const { job_id, status, skill_id, created_at, ...rest } = job;
-    return JSON.stringify({ job_id, status, skill_id, created_at, ...rest });
+    const { job_id, status, skill_id, created_at, finished_at, ...rest } = job;
+    return JSON.stringify({ job_id, status, skill_id, created_at, finished_at, ...rest });
   };
   const broken = layout(damaged).replace('"engine":"codex"', '"engine":codex');
   await writeFile(join(dir, 'jobs-finished.ndjson'), `${layout(good)}\n${layout(notTerminal)}\n${JSON.stringify({ job_id: 'job-x' })}\n${broken}\n`);

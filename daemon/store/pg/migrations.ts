@@ -98,6 +98,16 @@ const MIGRATIONS: readonly Migration[] = [
     name: 'the gone host a job was taken from, to be failed',
     sql: `ALTER TABLE skilld.jobs ADD COLUMN taken_from text COLLATE "C";`,
   },
+  {
+    version: 5,
+    name: 'when a job finished, for retention',
+    // Read from the document's text, not with a JSON operator: a finished job's document may hold
+    // an escaped NUL, which those operators refuse (docs/state.md).
+    sql: `
+      ALTER TABLE skilld.jobs ADD COLUMN finished_at text COLLATE "C";
+      UPDATE skilld.jobs SET finished_at = substring(doc::text from '"finished_at":"([^"]+)"') WHERE status IN ('succeeded', 'failed', 'canceled');
+      CREATE INDEX jobs_finished ON skilld.jobs (finished_at, job_id) WHERE finished_at IS NOT NULL;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
@@ -111,10 +121,11 @@ export class SchemaVersionError extends Error {
 const MIGRATION_LOCK = 0x736b6c64;
 
 /**
- * Brings the schema to this daemon's version in one transaction (PostgreSQL's DDL is
- * transactional: a failed step leaves nothing behind). Returns the versions applied.
+ * Brings the schema to this daemon's version (or `upTo`, an older one: an upgrade can be tried
+ * from there) in one transaction (PostgreSQL's DDL is transactional: a failed step leaves nothing
+ * behind). Returns the versions applied.
  */
-export function migrate(pool: Pool, daemonVersion: string): Promise<number[]> {
+export function migrate(pool: Pool, daemonVersion: string, upTo = SCHEMA_VERSION): Promise<number[]> {
   return inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await client.query('CREATE SCHEMA IF NOT EXISTS skilld');
@@ -123,7 +134,7 @@ export function migrate(pool: Pool, daemonVersion: string): Promise<number[]> {
     const current = await currentVersion(client);
     if (current > SCHEMA_VERSION) throw new SchemaVersionError(`the database schema is version ${current}, newer than this daemon's (${SCHEMA_VERSION}); run a skilld of that version or later`);
     const applied: number[] = [];
-    for (const step of MIGRATIONS.filter((m) => m.version > current)) {
+    for (const step of MIGRATIONS.filter((m) => m.version > current && m.version <= upTo)) {
       await client.query(step.sql);
       await client.query('INSERT INTO skilld.schema_migrations (version, name, daemon_version) VALUES ($1, $2, $3)', [step.version, step.name, daemonVersion]);
       applied.push(step.version);

@@ -1,11 +1,12 @@
 import type { Job } from '../../jobs/job.js';
 import { isTerminal, JOB_STATUSES, type JobStatus } from '../../jobs/states.js';
-import type { JobQuery, ProcessRecord, Store, StoreNotice } from '../store.js';
+import type { ExpiredJob, ExpiryQuery, JobQuery, ProcessRecord, Store, StoreNotice } from '../store.js';
 import { SkilldError } from '../../../rpc/errors.js';
 import { HostLease } from '../../cluster/host-lease.js';
 import type { Pool } from './pool.js';
 
 const ACTIVE_STATUSES = JOB_STATUSES.filter((status) => !isTerminal(status));
+const FINISHED_STATUSES = JOB_STATUSES.filter(isTerminal);
 
 /**
  * Job records and process records in PostgreSQL. A job's row keeps the record as its clients see
@@ -70,12 +71,53 @@ export class PgStore implements Store {
 
   async putJob(job: Job): Promise<void> {
     const { rowCount } = await this.#pool.query(
-      `UPDATE skilld.jobs SET status = $2, doc = $3 WHERE job_id = $1 AND owner_host = $4 AND owner_epoch = $5 AND ${HostLease.fence('$4', '$5')}`,
-      [job.job_id, job.status, JSON.stringify(job), this.#lease.hostId, this.#lease.epoch],
+      `UPDATE skilld.jobs SET status = $2, doc = $3, finished_at = $6 WHERE job_id = $1 AND owner_host = $4 AND owner_epoch = $5 AND ${HostLease.fence('$4', '$5')}`,
+      [job.job_id, job.status, JSON.stringify(job), this.#lease.hostId, this.#lease.epoch, isTerminal(job.status) ? job.finished_at : null],
     );
     if (rowCount === 1) return;
     this.#onFenced();
     throw new SkilldError('STORAGE_UNAVAILABLE', `host "${this.#lease.hostId}" no longer holds job ${job.job_id}: the other hosts took it for gone, and this daemon stops`);
+  }
+
+  /**
+   * Both conditions select a prefix of the jobs in the order they finished: the oldest
+   * `count - keep_newest`, and those finished before the time. So one ordered scan of the
+   * `jobs_finished` index answers, and stops at the first job neither selects.
+   */
+  async expiredJobs(query: ExpiryQuery): Promise<ExpiredJob[]> {
+    const statuses = query.statuses ?? FINISHED_STATUSES;
+    let beyond = 0;
+    if (query.keep_newest !== undefined) {
+      const { rows } = await this.#pool.query<{ n: number }>('SELECT count(*)::integer AS n FROM skilld.jobs WHERE finished_at IS NOT NULL AND status = ANY($1)', [statuses]);
+      beyond = Math.max(0, (rows[0]?.n ?? 0) - query.keep_newest);
+    }
+    const before = query.finished_before ?? null;
+    if (beyond === 0 && before === null) return [];
+    const { rows } = await this.#pool.query<ExpiredJob>(
+      `SELECT job_id, status, skill_id, finished_at FROM skilld.jobs
+       WHERE finished_at IS NOT NULL AND status = ANY($1) AND (finished_at < $2 OR $3 > 0)
+       ORDER BY finished_at, job_id LIMIT $4`,
+      [statuses, before ?? '', beyond, query.limit],
+    );
+    const expired: ExpiredJob[] = [];
+    for (const [i, row] of rows.entries()) {
+      if (i >= beyond && (before === null || row.finished_at === null || row.finished_at >= before)) break;
+      expired.push(row);
+    }
+    return expired;
+  }
+
+  /** One statement: the rows of the jobs' documents, files and events go with them (ON DELETE CASCADE). */
+  async removeJobs(jobIds: readonly string[]): Promise<string[]> {
+    if (jobIds.length === 0) return [];
+    const { rows } = await this.#pool.query<{ job_id: string }>('DELETE FROM skilld.jobs WHERE job_id = ANY($1) AND status = ANY($2) RETURNING job_id', [jobIds, FINISHED_STATUSES]);
+    return rows.map((row) => row.job_id);
+  }
+
+  async existingJobs(jobIds: readonly string[]): Promise<Set<string>> {
+    if (jobIds.length === 0) return new Set();
+    const { rows } = await this.#pool.query<{ job_id: string }>('SELECT job_id FROM skilld.jobs WHERE job_id = ANY($1)', [jobIds]);
+    return new Set(rows.map((row) => row.job_id));
   }
 
   async processes(): Promise<ProcessRecord[]> {
