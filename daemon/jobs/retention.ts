@@ -145,7 +145,8 @@ export class Retention {
       await Promise.all(batch.map((id) => this.#d.settled(id)));
       const removed = await this.#d.store.removeJobs(batch);
       await Promise.all(removed.map((id) => this.#d.closeEvents(id)));
-      await Promise.all(removed.map((id) => this.#removeFolder(id)));
+      // One folder at a time: the I/O threads stay free for the requests being served meanwhile.
+      for (const id of removed) await this.#removeFolder(id);
       note(removed);
       // A batch the store would not remove (another host removed it meanwhile) ends the round.
       if (removed.length === 0 || batch.length < BATCH) return answer;
