@@ -18,6 +18,7 @@ import type { JobRouter } from './cluster/router.js';
 import type { JobQueries } from './jobs/queries.js';
 import { retryRequest } from './jobs/retry-request.js';
 import type { JobStatus } from './jobs/states.js';
+import type { Job } from './jobs/job.js';
 import type { SkillRegistry } from './skills/registry.js';
 import { missingSkillsDirs, view } from './skills/registry.js';
 import type { SlotPool } from './slots/pool.js';
@@ -85,11 +86,12 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     'skills/subscribe': (_params, conn) => d.subscriptions.watchSkills(conn),
     'engines/list': async () => ({ engines: await d.engines.list((name) => d.probe.profileFor(name)) }),
     'jobs/create': (params) => d.supervisor.create(params as CreateParams),
-    'jobs/get': (params) => d.supervisor.get((params as { job_id: string }).job_id),
+    'jobs/get': async (params) => ((await withHosts(d, [await d.supervisor.get((params as { job_id: string }).job_id)]))[0]),
     'jobs/list': async (params) => {
       const p = params as { status?: JobStatus; skill_id?: string; id_prefix?: string; limit?: number; before?: string };
       if (p.before !== undefined) await d.queries.requireJob(p.before);
-      return d.store.listJobs({ ...p, limit: p.limit ?? 50 });
+      const page = await d.store.listJobs({ ...p, limit: p.limit ?? 50 });
+      return { ...page, jobs: await withHosts(d, page.jobs) };
     },
     'jobs/retry': async (params) => d.supervisor.create(await retryRequest(d.queries, (params as { job_id: string }).job_id)),
     'jobs/cancel': (params) => d.router.cancel((params as { job_id: string }).job_id),
@@ -150,6 +152,16 @@ function eachWrapped<C>(methods: Record<MethodName, MethodHandler<C>>, wrap: (ha
 
 function storageFailure(error: unknown): never {
   throw asStorageError(error, 'the request', 'answer');
+}
+
+/**
+ * Jobs as `jobs/get` and `jobs/list` answer them: each with `host`, the host that holds it (or
+ * last held it); null while a queued job of a shared store waits for any host to claim it.
+ */
+async function withHosts(d: ApiDeps, jobs: Job[]): Promise<Array<Job & { host: string | null }>> {
+  if (d.hosts === null) return jobs.map((job) => ({ ...job, host: d.config.host_id }));
+  const holders = await d.store.holders(jobs.map((job) => job.job_id));
+  return jobs.map((job) => ({ ...job, host: holders.get(job.job_id) ?? null }));
 }
 
 /** The one host of a daemon with a store of its own. */

@@ -289,6 +289,11 @@ export class LowdbStore implements Store {
     return new Set(jobIds.filter((id) => this.#index.has(id)));
   }
 
+  /** Every job is this daemon's. */
+  async holders(): Promise<Map<string, string>> {
+    return new Map();
+  }
+
   /** The change is applied to the hot state only once its line is on disk: a failed write leaves no trace. */
   #record(entry: JournalEntry): Promise<void> {
     return this.#journal.append(`${JSON.stringify(entry)}\n`, () => this.#apply(entry));

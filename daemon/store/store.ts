@@ -72,6 +72,11 @@ export interface Store {
   removeJobs(jobIds: readonly string[]): Promise<string[]>;
   /** Of `jobIds`, those the store holds. */
   existingJobs(jobIds: readonly string[]): Promise<Set<string>>;
+  /**
+   * Which host holds (or last held) each of `jobIds` in a store shared by several hosts; a job no
+   * host has claimed yet is absent. A store of one daemon's own answers an empty map.
+   */
+  holders(jobIds: readonly string[]): Promise<Map<string, string>>;
   processes(): Promise<ProcessRecord[]>;
   putProcess(record: ProcessRecord): Promise<void>;
   removeProcess(pid: number): Promise<void>;

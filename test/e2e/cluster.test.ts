@@ -259,7 +259,7 @@ t.test('a host taken for gone while it was stopped stops itself when it runs aga
   await b.client.request('jobs/cancel', { job_id: blocker.job_id });
 });
 
-t.test('daemon/hosts and skillctl hosts: every host of the store, its state and lease, the jobs it holds; a stopped one says so', { skip }, async (t) => {
+t.test('daemon/hosts and skillctl hosts: every host of the store, its state and lease, the jobs it holds; a stopped one says so; jobs/get and show name the host that holds a job', { skip }, async (t) => {
   const url = await sharedStore();
   const a = await host(t, url, 'host-a', { max_concurrent: 2 });
   const b = await host(t, url, 'host-b', { max_concurrent: 3 });
@@ -275,6 +275,13 @@ t.test('daemon/hosts and skillctl hosts: every host of the store, its state and 
   const table = await runSkillctl(['hosts', '--socket', a.daemon.socket], process.env);
   t.equal(table.code, 0, table.stderr);
   t.match(table.stdout, /^HOST +STATE +LEASE LEFT +VERSION +SLOTS +JOBS\nhost-a +live +\S+ +\S+ +2 +\d running, 0 waiting, 0 queued\nhost-b +live +\S+ +\S+ +3 +\d running, 0 waiting, 0 queued\n$/);
+  // Which host holds a job, asked of either host: jobs/get, jobs/list and skillctl show.
+  for (const asked of [a, b]) {
+    t.match(await asked.client.request('jobs/get', { job_id: hang.job_id }), { host: holder }, `jobs/get on ${asked.id}`);
+    t.match((await asked.client.request<{ jobs: unknown[] }>('jobs/list', { limit: 1 })).jobs, [{ job_id: hang.job_id, host: holder }]);
+  }
+  const shown = await runSkillctl(['show', hang.job_id, '--socket', b.daemon.socket], process.env);
+  t.match(shown.stdout, new RegExp(`^host: +${holder}$`, 'm'), 'show names the host');
   await a.client.request('jobs/cancel', { job_id: hang.job_id });
   await b.daemon.stop();
   const after = await a.client.request<{ hosts: Array<{ host_id: string; state: string }> }>('daemon/hosts');

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { hostname } from 'node:os';
 import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { RpcCallError, type RpcClient } from '../../rpc/client.js';
 
@@ -21,6 +22,8 @@ t.test('API-1 no execution_mode means auto, and the auto job behaves as before',
   t.equal(job.execution_mode, 'auto');
   t.equal(job.interactive_profile, null);
   t.equal((await waitForStatus(client, job.job_id)).status, 'succeeded');
+  t.match(await client.request('jobs/get', { job_id: job.job_id }), { host: hostname() }, 'the host that holds it: this daemon (its host_id)');
+  t.notOk('host' in job, 'jobs/create answers the job as stored');
 });
 
 t.test('API-5 a mode listed in execution_modes is accepted', async (t) => {

@@ -120,6 +120,12 @@ export class PgStore implements Store {
     return new Set(rows.map((row) => row.job_id));
   }
 
+  async holders(jobIds: readonly string[]): Promise<Map<string, string>> {
+    if (jobIds.length === 0) return new Map();
+    const { rows } = await this.#pool.query<{ job_id: string; owner_host: string }>('SELECT job_id, owner_host FROM skilld.jobs WHERE job_id = ANY($1) AND owner_host IS NOT NULL', [jobIds]);
+    return new Map(rows.map((row) => [row.job_id, row.owner_host]));
+  }
+
   async processes(): Promise<ProcessRecord[]> {
     const { rows } = await this.#pool.query<ProcessRecord>('SELECT job_id, pid, pgid, start_time FROM skilld.processes WHERE host_id = $1 ORDER BY pid', [this.#lease.hostId]);
     return rows;
