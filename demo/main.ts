@@ -10,13 +10,15 @@ import { heading, say } from './say.js';
 import { Skillctl } from './skillctl.js';
 import { Interrupted, walkthrough } from './walkthrough.js';
 
-const USAGE = `usage: npm run demo [-- --yes]
+const USAGE = `usage: npm run demo [-- --yes] [-- --keep]
 
 Starts skilld on a private socket with the real Codex CLI (the pinned dev dependency) pointed at a
 scripted model on 127.0.0.1, runs one auto and one interactive job with skillctl, and removes
 everything it started. No API key; nothing leaves this machine.
 
   -y, --yes   answer the interactive run's questions automatically (as when stdin is not a terminal)
+  -k, --keep  afterwards, keep the daemon, the Codex CLI and the model server running, and print the
+              commands to go on with from another terminal; Ctrl-C stops them and removes everything
   -h, --help  show this text`;
 
 /** Exit codes after a signal: 128 + its number, as shells report it. */
@@ -26,12 +28,14 @@ const cleanup = new Cleanup();
 let ctl: Skillctl | null = null;
 let rig: Rig | null = null;
 let signalled = false;
+/** The demo keeps running after its walk-through (--keep): a signal is then how it is meant to end. */
+let kept = false;
 
 /** Runs the demo; resolves to the exit code (a signal exits from its handler instead). */
 async function main(argv: string[]): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { yes: { type: 'boolean', short: 'y' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+    ({ values } = parseArgs({ args: argv, options: { yes: { type: 'boolean', short: 'y' }, keep: { type: 'boolean', short: 'k' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
   } catch (error) {
     process.stderr.write(`demo: ${(error as Error).message}\n${USAGE}\n`);
     return 2;
@@ -58,7 +62,30 @@ async function main(argv: string[]): Promise<number> {
   ctl = new Skillctl(daemon.socket);
   const jobs = await walkthrough({ ctl, client, terminal });
   recap(ctl.ran, jobs, terminal);
-  return 0;
+  if (values.keep !== true) return 0;
+  keepRunning(rig);
+  kept = true;
+  // Until Ctrl-C (or SIGTERM): the signal handler stops everything and exits.
+  return new Promise<number>(() => undefined);
+}
+
+/** What to type in another terminal while the demo keeps its daemon and model server running. */
+function keepRunning(kept: Rig): void {
+  heading('Kept running');
+  say(
+    `skilld (pid ${kept.daemon.pid}), the real Codex CLI and the scripted model server (${kept.server.url}) keep running.`,
+    'In another terminal, in this folder:',
+    '',
+    `  export SKILLD_SOCKET=${kept.daemon.socket}`,
+    '  npx skillctl skills                 # the bundled skills the scripted model knows',
+    "  npx skillctl run summarize-text --engine codex --input text='Write your own text here.' --wait",
+    '  npx skillctl run plan-trip --engine codex --mode interactive --input destination=Porto',
+    '  npx skillctl jobs                   # every job of this daemon; show, logs, history <job> for one',
+    '  npx skillctl watch                  # every event as it happens',
+    '',
+    `The daemon's log: ${kept.daemon.logFile}.`,
+    'Press Ctrl-C here to stop them and remove everything.',
+  );
 }
 
 /** The commands run, with `<job>` for the ids, and where to go for a real model. */
@@ -100,7 +127,7 @@ for (const signal of Object.keys(SIGNAL_EXIT) as Array<keyof typeof SIGNAL_EXIT>
     signalled = true;
     say('', `${signal}: stopping the demo…`);
     ctl?.stopAll();
-    void finish(SIGNAL_EXIT[signal]).then((code) => process.exit(code));
+    void finish(kept ? 0 : SIGNAL_EXIT[signal]).then((code) => process.exit(code));
   });
 }
 process.stdout.on('error', () => undefined); // a closed pipe (npm run demo | head) must not stop the cleanup

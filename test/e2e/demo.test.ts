@@ -14,6 +14,7 @@ import { AUTO_REPLIES, DESTINATION } from '../../demo/walkthrough.js';
 import { RpcClient } from '../../rpc/client.js';
 import { realEngineBins } from '../fixtures/engine-homes.js';
 import { alive, ROOT, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { runSkillctl } from '../helpers/skillctl.js';
 
 /**
  * `npm run demo`: the built demo (dist/demo/main.js) run as npm runs it, with the real daemon, the
@@ -180,10 +181,29 @@ t.test('Ctrl-C (SIGINT) in the middle: the demo stops the daemon and removes its
   assertCleanedUp(t, run.stdout);
 });
 
+t.test('npm run demo -- --keep: after the walk-through the daemon, Codex and the model server keep running for the printed commands; Ctrl-C then removes everything (exit 0)', { skip: noCodex }, async (t) => {
+  let tried: Promise<{ code: number; stdout: string; stderr: string }> | null = null;
+  const run = await runDemo([process.execPath, DEMO, '--keep', '--yes'], (output, child) => {
+    if (tried !== null || !output.includes('Press Ctrl-C here to stop them')) return;
+    const socket = /^ {2}export SKILLD_SOCKET=(\S+)$/m.exec(output)?.[1] ?? '';
+    // What a person types next in another terminal, as printed (npx skillctl is the built skillctl).
+    tried = runSkillctl(['run', 'summarize-text', '--engine', 'codex', '--input', 'text=Keep playing after the demo. The daemon is still there. It answers from the scripted model.', '--wait'], { ...process.env, SKILLD_SOCKET: socket })
+      .finally(() => child.kill('SIGINT'));
+  });
+  t.ok(tried !== null, 'the demo printed what to do next and kept running');
+  const own = await (tried as unknown as Promise<{ code: number; stdout: string; stderr: string }>);
+  t.equal(own.code, 0, own.stderr);
+  t.match(JSON.parse(own.stdout), { summary: /^Keep playing after the demo\./ }, 'a run of their own, on the real Codex CLI and the scripted model');
+  t.match(run.stdout, /== Kept running\n/);
+  t.match(run.stdout, /^ {2}npx skillctl run plan-trip --engine codex --mode interactive --input destination=Porto$/m);
+  if (!t.equal(run.code, 0, 'Ctrl-C is how a kept demo ends: exit 0')) t.comment(run.stdout, run.stderr);
+  assertCleanedUp(t, run.stdout);
+});
+
 t.test('--help prints the usage and starts nothing; an unknown option is a usage error (exit 2)', async (t) => {
   const help = await runDemo([process.execPath, DEMO, '--help']);
   t.equal(help.code, 0);
-  t.match(help.stdout, /^usage: npm run demo \[-- --yes\]\n/);
+  t.match(help.stdout, /^usage: npm run demo \[-- --yes\] \[-- --keep\]\n/);
   t.notMatch(help.stdout, 'skilld  ');
   const bad = await runDemo([process.execPath, DEMO, '--bogus']);
   t.equal(bad.code, 2);
