@@ -80,6 +80,7 @@ function keepRunning(kept: Rig): void {
     '  npx skillctl skills                 # the bundled skills the scripted model knows',
     "  npx skillctl run summarize-text --engine codex --input text='Write your own text here.' --wait",
     '  npx skillctl run plan-trip --engine codex --mode interactive --input destination=Porto',
+    '                                      # on a terminal it asks here; elsewhere: skillctl pending <job>, reply <job> <answer>',
     '  npx skillctl jobs                   # every job of this daemon; show, logs, history <job> for one',
     '  npx skillctl watch                  # every event as it happens',
     '',
