@@ -14,8 +14,6 @@ import { runShort } from './process/run-short.js';
 import { Faults } from './faults.js';
 import { Supervisor } from './jobs/supervisor.js';
 import { ORPHAN_GRACE_MS, Retention } from './jobs/retention.js';
-import { listHosts } from './cluster/host-lease.js';
-import { joinCluster } from './cluster/join.js';
 import { JobRouter } from './cluster/router.js';
 import { JobQueries } from './jobs/queries.js';
 import type { Logger } from './logger.js';
@@ -27,7 +25,7 @@ import { openSandbox } from './sandbox/open-sandbox.js';
 import { missingSkillsDirs, SkillRegistry } from './skills/registry.js';
 import { SkillWatcher } from './skills/watch.js';
 import { SlotPool } from './slots/pool.js';
-import { openStorage } from './store/open-store.js';
+import { openFilesStorage } from './store/open-store.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The package root, where `package.json` and the bundled `skills/` live (two levels above this file, built or not). */
@@ -63,7 +61,9 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const stopRequested = new Promise<Config['engines_on_stop']>((resolve) => (requestStop = (engines) => setImmediate(() => resolve(engines))));
   let onFenced!: () => void;
   const fenced = new Promise<void>((resolve) => (onFenced = resolve));
-  const { store, docs, events, shared } = await openStorage(config, runsDir, clock, logger, version, () => onFenced());
+  // The database driver is loaded only for a PostgreSQL store.
+  const shared = config.store === 'files' ? null : await (await import('./cluster/shared-storage.js')).openSharedStorage(config, runsDir, clock, logger, version, () => onFenced());
+  const { store, docs, events } = shared ?? (await openFilesStorage(config, runsDir, clock));
   for (const notice of store.notices) logger.error({ ...notice }, 'state problem found at start');
   const skills = new SkillRegistry(config.skills_dirs);
   await skills.loadAll();
@@ -74,7 +74,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const probe = new ProfileProbe(config.engines, (name) => engines.envFor(name), runShort);
   const queries = new JobQueries(store, docs, runsDir);
   // Joined before recovery, whose writes count only in this host's new epoch.
-  const membership = shared === null ? null : await joinCluster(shared, {
+  const membership = shared === null ? null : await shared.join({
     config, clock, logger, pool, version, onFenced,
     // A host claims only jobs it may start.
     engines: (await engines.available()).filter((name) => sandbox.refuseJob(name) === null),
@@ -97,7 +97,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const router = new JobRouter(supervisor, shared === null || membership === null ? null : { custody: shared.custody, mailbox: membership.mailbox }, config.host_id);
   const subscriptions = new Subscriptions(events, clock, logger);
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, sandbox: sandbox.view, store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, requestStop, hosts: shared === null ? null : () => listHosts(shared.pool) });
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, sandbox: sandbox.view, store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, requestStop, hosts: shared === null ? null : () => shared.hosts() });
   const dispatcher = new Dispatcher(bindMethods(withStorageErrors(afterRecovery(api, (jobId) => supervisor.recoveries.of(jobId)))), (method, error) => faults.report('method', error, { method }));
   const limits = { maxConnections: config.max_connections, lineTimeoutMs: config.line_timeout_sec * 1000, idleTimeoutMs: config.idle_timeout_sec * 1000 };
   const server = new RpcServer(dispatcher, limits, (error) => faults.report('rpc_server', error), clock);

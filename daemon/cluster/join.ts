@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js';
 import type { SlotPool } from '../slots/pool.js';
 import { Listener } from '../store/pg/listener.js';
 import { EVENTS_CHANNEL } from '../store/pg/pg-events.js';
-import type { SharedStore } from '../store/open-store.js';
+import type { SharedStorage } from './shared-storage.js';
 import { QUEUED_CHANNEL } from './custody.js';
 import { bootToken } from './host-lease.js';
 import { ANSWERS_CHANNEL, type Carry, Mailbox, REQUESTS_CHANNEL } from './mailbox.js';
@@ -32,7 +32,7 @@ export interface Membership {
 }
 
 /** Joins the hosts: a new epoch of this host's lease, so that recovery's writes count. */
-export async function joinCluster(shared: SharedStore, d: JoinDeps): Promise<Membership> {
+export async function joinCluster(shared: SharedStorage, d: JoinDeps): Promise<Membership> {
   await shared.lease.join(await bootToken(d.config.state_dir), d.engines, { version: d.version, pid: process.pid, max_concurrent: d.config.max_concurrent });
   const member = new ClusterMember({
     lease: shared.lease, custody: shared.custody, pool: d.pool, jobs: d.jobs, clock: d.clock, logger: d.logger,
