@@ -7,7 +7,8 @@ import { arg, type Command, type Context } from './command.js';
 import { cell, errorText, json, keyValues, table } from './format.js';
 import { durationText } from './time-text.js';
 import { clientVersion } from './version.js';
-import type { EngineView, HostView, StatusView } from './wire.js';
+import { terminalText } from './terminal-text.js';
+import type { EngineView, HostView, RetentionView, StatusView } from './wire.js';
 
 /** `status`: daemon/status. */
 export const statusCommand: Command = {
@@ -26,7 +27,7 @@ export const statusCommand: Command = {
 
 /** daemon/status as `key: value` lines; `uptime` (from `started_at`) follows `started_at`. */
 export function statusText(status: StatusView, now: number): string {
-  const { slots, jobs, skills, notices, ...rest } = status;
+  const { slots, jobs, skills, notices, retention, ...rest } = status;
   const counts = Object.entries(jobs).map(([name, n]) => `${name} ${n}`);
   const pairs: Array<[string, string]> = Object.entries(rest).flatMap(([key, value]): Array<[string, string]> => {
     if (key !== 'started_at' || typeof value !== 'string') return [[key, cell(value)]];
@@ -35,8 +36,19 @@ export function statusText(status: StatusView, now: number): string {
   pairs.push(['slots', `${slots.used}/${slots.max} used, ${slots.queued} queued`]);
   pairs.push(['jobs', counts.length === 0 ? '-' : counts.join(', ')]);
   pairs.push(['skills', `${skills.ok} ok, ${skills.invalid} invalid`]);
+  if (retention !== undefined) pairs.push(['retention', retentionText(retention, now)]);
   for (const notice of notices ?? []) pairs.push(['notice', errorText(notice)]);
   return keyValues(pairs);
+}
+
+/** The policy, then the last round: `finished jobs kept 30d, every 1h; last round 12m ago: 3 removed`. */
+function retentionText(retention: RetentionView, now: number): string {
+  const limits = [retention.max_age_sec === null ? null : durationText(retention.max_age_sec * 1000), retention.max_jobs === null ? null : `the newest ${retention.max_jobs}`].filter((part) => part !== null);
+  const policy = limits.length === 0 ? 'every finished job kept' : `finished jobs kept ${limits.join(' and at most ')}, looked at every ${durationText(retention.interval_sec * 1000)}`;
+  const last = retention.last_round;
+  if (last === null) return `${policy}; no round yet`;
+  const outcome = last.error === null ? `${last.removed} removed` : `failed: ${terminalText(last.error)}`;
+  return `${policy}; last round ${durationText(now - Date.parse(last.at))} ago: ${outcome}`;
 }
 
 /** `version`: this client's version and protocol, and the daemon's (daemon/ping), as `docker version`. */

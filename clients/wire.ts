@@ -66,7 +66,17 @@ export interface StatusView {
   jobs: Record<string, number>;
   skills: { ok: number; invalid: number };
   notices?: CodedError[];
+  /** Absent from daemons before retention. */
+  retention?: RetentionView;
   [key: string]: unknown;
+}
+
+/** `daemon/status.retention`: the policy and the last background round. */
+export interface RetentionView {
+  max_age_sec: number | null;
+  max_jobs: number | null;
+  interval_sec: number;
+  last_round: { at: string; removed: number; error: string | null } | null;
 }
 
 /** One host as `daemon/hosts` reports it. */

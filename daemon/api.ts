@@ -74,6 +74,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       internal_errors: d.faults.stats(),
       containment: d.containment,
       sandbox: d.sandbox,
+      retention: d.retention.view(),
     }),
     'daemon/hosts': async () => ({ hosts: d.hosts === null ? [await thisHost(d)] : await d.hosts() }),
     'skills/list': () => ({ skills: d.skills.list() }),

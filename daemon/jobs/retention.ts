@@ -42,6 +42,15 @@ export interface RetentionDeps {
   orphanGraceMs: number;
 }
 
+/** The policy and the last background round, as `daemon/status` shows them. */
+export interface RetentionView {
+  max_age_sec: number | null;
+  max_jobs: number | null;
+  interval_sec: number;
+  /** The last background round: when it ended, how many jobs it removed, and why it failed (else null). */
+  last_round: { at: string; removed: number; error: string | null } | null;
+}
+
 /** Jobs are removed this many at a time, with the event loop free in between. */
 const BATCH = 500;
 /** The most ids an answer lists. */
@@ -65,6 +74,7 @@ export class Retention {
   #stopped = false;
   /** Rounds and prunes run one at a time. */
   #tail: Promise<unknown> = Promise.resolve();
+  #lastRound: RetentionView['last_round'] = null;
 
   constructor(deps: RetentionDeps) {
     this.#d = deps;
@@ -85,14 +95,26 @@ export class Retention {
     await this.#tail.catch(() => undefined);
   }
 
+  view(): RetentionView {
+    const { max_age_ms, max_jobs, interval_ms } = this.#d.policy;
+    return { max_age_sec: max_age_ms === null ? null : Math.round(max_age_ms / 1000), max_jobs, interval_sec: Math.round(interval_ms / 1000), last_round: this.#lastRound };
+  }
+
   #arm(delayMs: number): void {
     if (this.#stopped) return;
     this.#timer = this.#d.clock.setTimer(delayMs, () => {
+      const ended = (removed: number, error: string | null): void => {
+        this.#lastRound = { at: this.#d.clock.now().toISOString(), removed, error };
+      };
       void this.#serial(() => this.round()).then(
         (answer) => {
+          ended(answer.count, null);
           if (answer.count > 0) this.#d.logger.info({ removed: answer.count, selection: answer.selection }, 'retention removed finished jobs');
         },
-        (error: unknown) => this.#d.logger.warn({ err: error }, 'retention round failed; the next one tries again'),
+        (error: unknown) => {
+          ended(0, error instanceof Error ? error.message : String(error));
+          this.#d.logger.warn({ err: error }, 'retention round failed; the next one tries again');
+        },
       ).finally(() => this.#arm(this.#d.policy.interval_ms));
     });
   }

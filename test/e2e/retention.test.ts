@@ -40,6 +40,7 @@ t.test('jobs prune: a dry run, then by status and by age; removed jobs are gone 
   t.match((await ctl(['jobs', 'prune', '--status', 'running', '-f'])).stderr, /finished jobs only/);
   t.match((await ctl(['jobs', '--dry-run'])).stderr, /--dry-run goes with jobs prune/);
 
+  t.match((await ctl(['status'])).stdout, /^retention: +every finished job kept; no round yet$/m);
   const policy = JSON.parse((await ctl(['jobs', 'prune', '--dry-run', '--json'])).stdout) as { count: number; selection: unknown };
   t.same(policy, { dry_run: true, count: 0, job_ids: [], truncated: false, selection: { finished_before: null, keep_newest: null, statuses: null } }, 'this policy keeps every job');
   const dry = await ctl(['jobs', 'prune', '--older-than', '0s', '--dry-run']);
@@ -88,6 +89,10 @@ t.test('the background policy: only the newest max_jobs finished jobs are kept',
   for (let i = 0; i < 100 && (await client.request<{ jobs: JobView[] }>('jobs/list', {})).jobs.length > 1; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
   t.same(ids((await client.request<{ jobs: JobView[] }>('jobs/list', {})).jobs), [newest.job_id]);
   for (const job of done.slice(0, 2)) t.notOk(existsSync(daemon.runDir(job.job_id)), 'its run folder went with it');
+  const { retention } = await client.request<{ retention: { last_round: { removed: number; error: string | null } | null } }>('daemon/status');
+  t.match(retention, { max_age_sec: null, max_jobs: 1, interval_sec: 1, last_round: { at: String, error: null } }, 'daemon/status shows the policy and the last round');
+  const status = await runSkillctl(['status'], { ...process.env, SKILLD_SOCKET: daemon.socket });
+  t.match(status.stdout, /^retention: +finished jobs kept the newest 1, looked at every 1s; last round \S+ ago: \d+ removed$/m, 'and skillctl status says it in a line');
 });
 
 t.test('jobs prune on a terminal asks first: no keeps the jobs, yes removes them', { skip: noTerminal }, async (t) => {
