@@ -32,7 +32,7 @@ export interface RetentionDeps {
   logger: Logger;
   /** Resolves once nothing of the job runs any more (its lock is free). */
   settled(jobId: string): Promise<void>;
-  /** Forgets the job's event log (its writes are done). */
+  /** Stores the job's last events and forgets its event log. */
   closeEvents(jobId: string): Promise<void>;
   /**
    * How long a run folder no job names is left before the sweep removes it: `ORPHAN_GRACE_MS`
@@ -164,9 +164,10 @@ export class Retention {
     for (;;) {
       const batch = (await this.#d.store.expiredJobs({ ...query, limit: BATCH })).map((job) => job.job_id);
       if (batch.length === 0) return answer;
+      // Nothing of the job runs any more, and its last events are stored, before its rows go.
       await Promise.all(batch.map((id) => this.#d.settled(id)));
+      await Promise.all(batch.map((id) => this.#d.closeEvents(id)));
       const removed = await this.#d.store.removeJobs(batch);
-      await Promise.all(removed.map((id) => this.#d.closeEvents(id)));
       // One folder at a time: the I/O threads stay free for the requests being served meanwhile.
       for (const id of removed) await this.#removeFolder(id);
       note(removed);

@@ -53,7 +53,7 @@ t.test('a round removes jobs older than max_age, and their run folders; newer an
   t.same([answer.count, answer.job_ids], [2, [old1, old2]]);
   t.equal(answer.selection.finished_before, '2026-01-30T00:00:00.000Z');
   t.same(settled, [old1, old2], 'each job\'s lock was awaited first');
-  t.same(closed, [old1, old2], 'its event log forgotten');
+  t.same(closed, [old1, old2], 'its event log stored and forgotten first');
   t.same(await folders(), [young, waiting]);
   t.same([...(await store.existingJobs([old1, old2, young, waiting]))], [young, waiting]);
 });
