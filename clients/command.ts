@@ -30,8 +30,8 @@ export interface Context {
   readonly json: boolean;
   /** Writes one line to stdout. */
   print(text: string): void;
-  /** Writes raw text to stdout. */
-  write(text: string): void;
+  /** Writes raw text, or bytes as they are, to stdout. */
+  write(text: string | Uint8Array): void;
   /** Writes one line to stderr. */
   warn(text: string): void;
   /**

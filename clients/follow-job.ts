@@ -88,7 +88,7 @@ function timeOf(iso: string | undefined): number {
 
 /** The context with the status line cleared before each print and drawn again after it. */
 function pastLine(ctx: Context, line: StatusLine): Context {
-  const around = (print: (text: string) => void) => (text: string): void => {
+  const around = <T>(print: (text: T) => void) => (text: T): void => {
     line.clear();
     print(text);
     line.draw();

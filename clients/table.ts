@@ -5,6 +5,7 @@ import { daemonCommand, enginesCommand, hostsCommand, statusCommand, versionComm
 import { skillsCommand } from './skill-commands.js';
 import { historyCommand, pendingCommand, replyCommand } from './interaction-commands.js';
 import { mcpCommand } from './mcp/command.js';
+import { artifactCommand } from './artifact.js';
 import { attachCommand } from './attach.js';
 import { callCommand, cancelCommand, jobsCommand, resultCommand, showCommand } from './job-commands.js';
 import { completionCommand, helpCommand, socketCommand } from './offline-commands.js';
@@ -119,6 +120,7 @@ export const COMMANDS: readonly Command[] = [
   reply,
   history,
   resultCommand,
+  artifactCommand,
   retryCommand,
   cancelCommand,
   logs,

@@ -9,6 +9,7 @@ import type { ProfileProbe } from './engines/probe.js';
 import type { ContainmentView } from './process/containment.js';
 import type { SandboxView } from './sandbox/job-sandbox.js';
 import type { CreateParams } from './jobs/create-request.js';
+import type { ArtifactParams } from './job-artifacts.js';
 import type { LogsParams } from './job-logs.js';
 import { asStorageError } from './store/storage-fault.js';
 import type { ReplyParams } from './jobs/reply-check.js';
@@ -104,6 +105,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     },
     'jobs/result': (params) => d.queries.result((params as { job_id: string }).job_id),
     'jobs/logs': (params) => d.router.logs(params as LogsParams),
+    'jobs/artifact': (params) => d.router.artifact(params as ArtifactParams),
     'jobs/prune': (params) => {
       const p = params as { older_than_sec?: number; status?: JobStatus[]; dry_run?: boolean };
       return d.retention.prune({ older_than_ms: p.older_than_sec === undefined ? undefined : p.older_than_sec * 1000, statuses: p.status }, p.dry_run ?? false);

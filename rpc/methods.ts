@@ -89,6 +89,12 @@ export const METHOD_PARAMS = {
       dry_run: { type: 'boolean' },
     },
   },
+  'jobs/artifact': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['job_id', 'path'],
+    properties: { job_id: jobId, path: { type: 'string', minLength: 1, maxLength: 4096 }, offset: { type: 'integer', minimum: 0 } },
+  },
   'jobs/subscribe': { type: 'object', additionalProperties: false, properties: { job_id: jobId, after_seq: { type: 'integer', minimum: 0 } } },
   'jobs/unsubscribe': { type: 'object', additionalProperties: false, required: ['subscription_id'], properties: { subscription_id: { type: 'string', minLength: 1 } } },
 } as const;

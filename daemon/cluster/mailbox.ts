@@ -12,7 +12,7 @@ export const REQUESTS_CHANNEL = 'skilld_requests';
 export const ANSWERS_CHANNEL = 'skilld_answers';
 
 /** The requests one host carries out for another: those that change a job whose engine it runs, and reads of the logs in its run folder. */
-export type RoutedMethod = 'jobs/cancel' | 'jobs/reply' | 'jobs/logs';
+export type RoutedMethod = 'jobs/cancel' | 'jobs/reply' | 'jobs/logs' | 'jobs/artifact';
 
 /** How this host carries out a request another host left for it. */
 export type Carry = (method: RoutedMethod, params: Record<string, unknown>) => Promise<unknown>;

@@ -1,4 +1,5 @@
 import { SkilldError } from '../../rpc/errors.js';
+import { readArtifact, type ArtifactChunk, type ArtifactParams } from '../job-artifacts.js';
 import { readLogs, type LogChunk, type LogJobs, type LogsParams } from '../job-logs.js';
 import type { ReplyParams } from '../jobs/reply-check.js';
 import type { Custody } from './custody.js';
@@ -66,11 +67,29 @@ export class JobRouter {
     return this.#cluster.mailbox.send(host, params.job_id, 'jobs/logs', { ...params }) as Promise<LogChunk>;
   }
 
+  /** A chunk of one of the job's artifacts, read by the host in whose run folder they are. */
+  async artifact(params: ArtifactParams, routed = false): Promise<ArtifactChunk> {
+    if (this.#cluster === null || routed) return readArtifact(this.#local, params);
+    const host = await this.#cluster.custody.logsHost(params.job_id);
+    if (host === null || host === this.#hostId) return readArtifact(this.#local, params);
+    return this.#cluster.mailbox.send(host, params.job_id, 'jobs/artifact', { ...params }) as Promise<ArtifactChunk>;
+  }
+
   /** Carries out a request another host left for this one, as held here. */
   carry(method: RoutedMethod, params: Record<string, unknown>): Promise<unknown> {
-    if (method === 'jobs/cancel') return this.cancel(params['job_id'] as string, true);
-    if (method === 'jobs/logs') return this.logs(params as unknown as LogsParams, true);
-    return this.reply(params as unknown as ReplyParams, true);
+    switch (method) {
+      case 'jobs/cancel':
+        return this.cancel(params['job_id'] as string, true);
+      case 'jobs/logs':
+        return this.logs(params as unknown as LogsParams, true);
+      case 'jobs/artifact':
+        return this.artifact(params as unknown as ArtifactParams, true);
+      case 'jobs/reply':
+        return this.reply(params as unknown as ReplyParams, true);
+      default:
+        // A newer host's method: refused, never taken for another one.
+        return Promise.reject(new SkilldError('INVALID_PARAMS', `this host (an older version) does not carry out "${String(method)}"`));
+    }
   }
 
   /** Queued jobs that wait in the shared queue, for a slot of whichever host claims them (none with the files store). */

@@ -1,6 +1,6 @@
 import { mkdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { listTree, placeOf } from '../../rpc/within-folder.js';
+import { listTree, placeOf, type Place } from '../../rpc/within-folder.js';
 import type { SkillFiles } from '../skills/skill-files.js';
 import { appendWhole, syncFolder, writeFileDurably, writeNewFileSynced } from '../store/durable-file.js';
 
@@ -131,17 +131,25 @@ export class RunFolder {
   }
 
   /**
+   * Where the artifacts folder really is, anchored at the run folder, which the engine does not
+   * own (its artifacts folder may be a link); null when it is missing or leads out (`folder`).
+   */
+  async artifactsRoot(): Promise<{ root: string | null; folder: Place }> {
+    const run = await realpath(this.root).catch(() => null);
+    if (run === null) return { root: null, folder: 'nowhere' };
+    const root = join(run, relative(this.root, this.artifactsDir));
+    const folder = await placeOf(root, this.artifactsDir);
+    return { root: folder === 'inside' ? root : null, folder };
+  }
+
+  /**
    * The files under artifacts/ as absolute paths, sorted, and the entries left out because they
    * lead outside the folder (symbolic links; the folder itself when it is one). A link that stays
    * inside is listed under its own name. Readers check again as they open (`openWithin`).
    */
   async listArtifacts(): Promise<{ files: string[]; leftOut: string[] }> {
-    const run = await realpath(this.root).catch(() => null);
-    if (run === null) return { files: [], leftOut: [] };
-    // Anchored at the run folder, which the engine does not own: its artifacts folder may be a link.
-    const root = join(run, relative(this.root, this.artifactsDir));
-    const folder = await placeOf(root, this.artifactsDir);
-    if (folder !== 'inside') return { files: [], leftOut: folder === 'outside' ? [this.artifactsDir] : [] };
+    const { root, folder } = await this.artifactsRoot();
+    if (root === null) return { files: [], leftOut: folder === 'outside' ? [this.artifactsDir] : [] };
     const files: string[] = [];
     const leftOut: string[] = [];
     for (const entry of await listTree(this.artifactsDir)) {

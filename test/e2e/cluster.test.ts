@@ -54,8 +54,8 @@ t.test('a job created on A is run by B when A\'s slots are full; any host answer
   const hang = await create(a, { scenario: 'hang' });
   await waitForStatus(a.client, hang.job_id, ['running']);
   const b = await host(t, url, 'host-b', { max_concurrent: 1 });
-  // Followed on A, where it was created, while B runs it.
-  const job = await create(a, { emit: { greeting: 'from b' } });
+  // Followed on A, where it was created, while B runs it; it leaves artifacts in B's run folder.
+  const job = await create(a, { scenario: 'links', emit: { greeting: 'from b' } });
   const done = await waitForStatus(a.client, job.job_id);
   t.equal(done.status, 'succeeded', JSON.stringify(done.error));
   t.same(ranOn([a, b], job.job_id), ['host-b'], 'run on B only');
@@ -76,6 +76,10 @@ t.test('a job created on A is run by B when A\'s slots are full; any host answer
     t.same(await a.client.request('jobs/logs', { job_id: job.job_id, format }), onB, `jobs/logs (${format}) on A gives what B has`);
   }
   t.match(await rpcError(a.client.request('jobs/logs', { job_id: job.job_id, attempt: 2 })), { dataCode: 'INVALID_PARAMS' }, 'B\'s refusal comes back as B gave it');
+  const artifact = await b.client.request<{ data: string }>('jobs/artifact', { job_id: job.job_id, path: 'report.txt' });
+  t.equal(Buffer.from(artifact.data, 'base64').toString(), 'the report\n');
+  t.same(await a.client.request('jobs/artifact', { job_id: job.job_id, path: 'report.txt' }), artifact, 'A reads an artifact from B');
+  t.match(await rpcError(a.client.request('jobs/artifact', { job_id: job.job_id, path: 'leak.txt' })), { dataCode: 'ARTIFACT_NOT_FOUND', details: { reason: 'outside' } }, 'and B\'s refusal');
   await b.daemon.stop();
   t.match(await rpcError(a.client.request('jobs/logs', { job_id: job.job_id })), { dataCode: 'JOB_OWNER_UNREACHABLE', details: { host_id: 'host-b', in_doubt: false } }, 'B stopped: A says where the logs are');
   t.match(await a.client.request('jobs/logs', { job_id: hang.job_id }), { eof: false }, 'A reads its own job\'s logs itself');

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { reportResult } from '../../clients/job-commands.js';
 import type { ResultView } from '../../clients/wire.js';
-import { capture } from '../helpers/skillctl.js';
+import { capture, runSkillctl } from '../helpers/skillctl.js';
 import { TEST_SKILLS, TestDaemon, rpcError, waitForStatus, type JobView } from '../helpers/daemon.js';
 
 interface SkillAnswer {
@@ -83,6 +83,38 @@ t.test('jobs/result lists the artifacts that stay inside the folder, and leaves 
   t.equal(reportResult(ctx, result), 0);
   t.match(ctx.err, ['skillctl: warning: ARTIFACT_LINK_OUTSIDE', `artifact: ${join(artifacts, 'alias.txt')}`]);
   t.ok(ctx.err.includes(`left out, leads outside the artifacts folder: ${join(artifacts, 'leak.txt')}`), 'skillctl result names each link left out');
+});
+
+t.test('jobs/artifact reads a file of the artifacts folder in chunks, by the name or the path jobs/result lists; links out, paths that climb out, folders and unknown names are ARTIFACT_NOT_FOUND', async (t) => {
+  const job = await run('notes', { scenario: 'links' });
+  const artifacts = join(daemon.runDir(job.job_id), 'workspace', 'artifacts');
+  const expected = await readFile(join(artifacts, 'report.txt'));
+  type Chunk = { path: string; size: number; offset: number; data: string; next_offset: number; eof: boolean };
+  const read = (path: string, offset?: number): Promise<Chunk> => client.request<Chunk>('jobs/artifact', { job_id: job.job_id, path, ...(offset === undefined ? {} : { offset }) });
+  const whole = await read('report.txt');
+  t.same({ ...whole, data: Buffer.from(whole.data, 'base64') }, { path: 'report.txt', size: expected.length, offset: 0, data: expected, next_offset: expected.length, eof: true });
+  t.same((await read(join(artifacts, 'report.txt'))).data, whole.data, 'the absolute path jobs/result lists');
+  const rest = await read('report.txt', 3);
+  t.same([Buffer.from(rest.data, 'base64'), rest.offset, rest.eof], [expected.subarray(3), 3, true], 'from an offset');
+  t.same((await read('report.txt', expected.length + 10)).data, '', 'past the end: nothing, at the end');
+  t.same(Buffer.from((await read(join('sub', 'inner.txt'))).data, 'base64'), expected, 'a link that stays inside is read as the file it names');
+  for (const [path, reason] of [['leak.txt', 'outside'], [join('sub', 'passwd'), 'outside'], ['up', 'outside'], ['../../request.json', 'outside'], ['/etc/passwd', 'outside'], ['sub', 'not_a_file'], ['nothing.txt', 'nowhere']] as const) {
+    const error = await rpcError(read(path));
+    t.equal(error.dataCode, 'ARTIFACT_NOT_FOUND', path);
+    t.match(error.details, { path, reason }, `${path}: ${reason}`);
+    t.notMatch(error.message, /root:/, 'nothing of the file is in the answer');
+  }
+  t.equal((await rpcError(client.request('jobs/artifact', { job_id: 'job-nope', path: 'report.txt' }))).dataCode, 'JOB_NOT_FOUND');
+
+  // skillctl artifact: to stdout, to a new file (an existing one is refused), the refusal's code.
+  const env = { ...process.env, SKILLD_SOCKET: daemon.socket };
+  const out = await runSkillctl(['artifact', job.job_id.slice(4, 12), 'report.txt'], env);
+  t.same([out.code, out.stdout], [0, expected.toString()]);
+  const file = join(temp, `copy-${job.job_id}.txt`);
+  t.equal((await runSkillctl(['artifact', job.job_id, join(artifacts, 'report.txt'), '-o', file], env)).code, 0);
+  t.same(await readFile(file), expected);
+  t.match(await runSkillctl(['artifact', job.job_id, 'report.txt', '-o', file], env), { code: 1, stderr: /EEXIST/ }, 'an existing file is not overwritten');
+  t.match(await runSkillctl(['artifact', job.job_id, 'leak.txt'], env), { code: 1, stdout: '', stderr: /ARTIFACT_NOT_FOUND/ });
 });
 
 t.test('an artifacts folder that is itself a link out of the workspace lists nothing and is named as left out', async (t) => {

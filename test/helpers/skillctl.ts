@@ -31,5 +31,5 @@ export type CapturedContext = Context & { out: string[]; err: string[] };
 export function capture(client: RpcClient): CapturedContext {
   const out: string[] = [];
   const err: string[] = [];
-  return { client, json: false, out, err, print: (s) => void out.push(s), write: (s) => void out.push(s), warn: (s) => void err.push(s), reconnect: () => Promise.resolve(false) };
+  return { client, json: false, out, err, print: (s) => void out.push(s), write: (s) => void out.push(typeof s === 'string' ? s : Buffer.from(s).toString('utf8')), warn: (s) => void err.push(s), reconnect: () => Promise.resolve(false) };
 }
