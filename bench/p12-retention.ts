@@ -15,8 +15,8 @@ import { LowdbStore } from '../daemon/store/lowdb-store.js';
 import type { RpcClient } from '../rpc/client.js';
 import type { BenchContext, Benchmark } from './lib/context.js';
 import { BenchDaemon } from './lib/daemon.js';
-import { EventHub } from './lib/events.js';
-import { finishedJob, writeFinishedLog, writeSkills, type Job } from './lib/fixtures.js';
+import { holdTheSlot, timedCreate } from './lib/queued-creates.js';
+import { finishedJob, writeFinishedLog, writeSkills } from './lib/fixtures.js';
 import { fmt, fmtSummary, median, summarize } from './lib/stats.js';
 
 interface Side {
@@ -28,7 +28,6 @@ interface Side {
   create: number[];
 }
 
-const CREATE = { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'ok' } };
 /** Jobs handed to the store at once: the group commit writes them together, as a busy daemon's finishing jobs are. */
 const WAVE = 1000;
 
@@ -95,20 +94,8 @@ export const p12: Benchmark = {
           side.startups.push(side.daemon.readyMs);
         }
       }
-      for (const side of sides) {
-        const daemon = side.daemon as BenchDaemon;
-        side.client = await daemon.client();
-        const hub = await EventHub.attach(await daemon.client());
-        const blocker = await side.client.request<Job>('jobs/create', { ...CREATE, input: { scenario: 'hang' } });
-        await hub.waitStatus(blocker.job_id, ['running']);
-      }
-      const createOnce = async (side: Side, into: number[]): Promise<void> => {
-        const client = side.client as RpcClient;
-        const started = performance.now();
-        const job = await client.request<Job>('jobs/create', CREATE);
-        into.push(performance.now() - started);
-        await client.request('jobs/cancel', { job_id: job.job_id });
-      };
+      for (const side of sides) side.client = await holdTheSlot(side.daemon as BenchDaemon);
+      const createOnce = (side: Side, into: number[]): Promise<string> => timedCreate(side.client as RpcClient, into);
       for (let i = 0; i < sizes.warm; i += 1) for (const side of sides) await createOnce(side, []);
       for (let i = 0; i < sizes.creates; i += 1) for (let k = 0; k < sides.length; k += 1) await createOnce(sides[(i + k) % sides.length] as Side, (sides[(i + k) % sides.length] as Side).create);
       for (const side of sides) {

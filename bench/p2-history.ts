@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import type { RpcClient } from '../rpc/client.js';
 import type { BenchContext, Benchmark } from './lib/context.js';
 import { BenchDaemon } from './lib/daemon.js';
-import { EventHub } from './lib/events.js';
-import { writeFinishedLog, writeSkills, type Job } from './lib/fixtures.js';
+import { holdTheSlot, timedCreate } from './lib/queued-creates.js';
+import { writeFinishedLog, writeSkills } from './lib/fixtures.js';
 import { fmt, fmtSummary, median, summarize } from './lib/stats.js';
 
 interface Level {
@@ -28,8 +28,6 @@ interface Level {
   created: string[];
   rssKb: number;
 }
-
-const CREATE = { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'ok' } };
 
 export const p2: Benchmark = {
   id: 'P2',
@@ -63,31 +61,16 @@ export const p2: Benchmark = {
         }
         level.rssKb = level.daemon?.sample().rssKb ?? Number.NaN;
       }
-      for (const level of levels) {
-        const daemon = level.daemon as BenchDaemon;
-        level.client = await daemon.client();
-        const hub = await EventHub.attach(await daemon.client());
-        const blocker = await level.client.request<Job>('jobs/create', { ...CREATE, input: { scenario: 'hang' } });
-        await hub.waitStatus(blocker.job_id, ['running']);
-      }
+      for (const level of levels) level.client = await holdTheSlot(level.daemon as BenchDaemon);
       const clients = levels.map((level) => level.client as RpcClient);
       for (let i = 0; i < sizes.warm; i += 1) {
-        for (const client of clients) {
-          const job = await client.request<Job>('jobs/create', CREATE);
-          await client.request('jobs/get', { job_id: job.job_id });
-          await client.request('jobs/cancel', { job_id: job.job_id });
-        }
+        for (const client of clients) await client.request('jobs/get', { job_id: await timedCreate(client, []) });
       }
       // jobs/create, round robin over the history sizes (rotating who goes first).
       for (let i = 0; i < sizes.creates; i += 1) {
         for (let k = 0; k < levels.length; k += 1) {
           const level = levels[(i + k) % levels.length] as Level;
-          const client = level.client as RpcClient;
-          const t0 = performance.now();
-          const job = await client.request<Job>('jobs/create', CREATE);
-          level.create.push(performance.now() - t0);
-          level.created.push(job.job_id);
-          await client.request('jobs/cancel', { job_id: job.job_id });
+          level.created.push(await timedCreate(level.client as RpcClient, level.create));
         }
       }
       // jobs/get of random jobs of the history (of the created ones when there is none).
