@@ -50,7 +50,8 @@ export class JobIndex {
    */
   #ids: string[] = [];
   #idsSorted = false;
-  #removed = 0;
+  /** Ids removed but still in the ordered lists. */
+  readonly #removed = new Set<string>();
   readonly #counts = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
 
   has(jobId: string): boolean {
@@ -76,6 +77,8 @@ export class JobIndex {
   #set(entry: Entry): void {
     const previous = this.#byId.get(entry.job_id);
     if (previous === undefined) {
+      // An id that comes back before the lists dropped it would stand in them twice.
+      if (this.#removed.has(entry.job_id)) this.#compact();
       this.#order.push(entry.job_id);
       this.#created.push(entry.created_at);
       if (this.#idsSorted) this.#ids.splice(lowerBound(this.#ids, entry.job_id), 0, entry.job_id);
@@ -94,9 +97,9 @@ export class JobIndex {
       if (entry === undefined) continue;
       this.#byId.delete(id);
       this.#counts[entry.status] -= 1;
-      this.#removed += 1;
+      this.#removed.add(id);
     }
-    if (this.#removed * 4 > this.#order.length) this.#compact();
+    if (this.#removed.size * 4 > this.#order.length) this.#compact();
   }
 
   #compact(): void {
@@ -104,7 +107,7 @@ export class JobIndex {
     this.#order = this.#order.filter((_, i) => keep[i]);
     this.#created = this.#created.filter((_, i) => keep[i]);
     this.#ids = this.#ids.filter((id) => this.#byId.has(id));
-    this.#removed = 0;
+    this.#removed.clear();
   }
 
   /** Restores creation order after a bulk load from two sources. */
@@ -112,8 +115,8 @@ export class JobIndex {
     const entries = [...this.#byId.values()].sort(byCreation);
     this.#order = entries.map((entry) => entry.job_id);
     this.#created = entries.map((entry) => entry.created_at);
-    if (this.#removed > 0) this.#ids = this.#ids.filter((id) => this.#byId.has(id));
-    this.#removed = 0;
+    if (this.#removed.size > 0) this.#ids = this.#ids.filter((id) => this.#byId.has(id));
+    this.#removed.clear();
   }
 
   #sortIds(): void {

@@ -80,3 +80,14 @@ t.test('removed jobs are gone from lookups, pages, prefixes and counts, before a
   t.same(listed({ id_prefix: 'job-b' }), ['job-b1'], 'an id may come back as a new job');
   t.same(listed({ limit: 1 }), ['job-b1']);
 });
+
+t.test('an id removed and put again before the lists dropped it is listed once', async (t) => {
+  const index = new JobIndex();
+  ['job-a', 'job-b', 'job-c', 'job-d', 'job-e'].forEach((id, n) => index.put(makeJob(id, n, 'succeeded')));
+  index.list({ id_prefix: 'job-', limit: 1 });
+  index.remove(['job-b']);
+  index.put(makeJob('job-b', 9));
+  t.same(ids(index.list({ limit: 50 })), ['job-b', 'job-e', 'job-d', 'job-c', 'job-a']);
+  t.same(ids(index.list({ id_prefix: 'job-b', limit: 50 })), ['job-b']);
+  t.equal(index.counts().queued, 1);
+});
