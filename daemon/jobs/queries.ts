@@ -51,8 +51,7 @@ export class JobQueries {
   /** jobs/result: the output once the job ended, the artifacts as they are now, and the links among them left out. */
   async result(jobId: string): Promise<JobResultAnswer> {
     const job = await this.get(jobId);
-    const saved = isTerminal(job.status) ? await this.#unlessRemoved(jobId, this.#docs.result(jobId)) : null;
-    const { files, leftOut } = await this.#unlessRemoved(jobId, this.folder(jobId).listArtifacts());
+    const [saved, { files, leftOut }] = await this.#unlessRemoved(jobId, Promise.all([isTerminal(job.status) ? this.#docs.result(jobId) : null, this.folder(jobId).listArtifacts()]));
     const answer = { job_id: jobId, status: job.status, output: saved?.output ?? null, artifacts: files, warnings: job.warnings, error: job.error };
     // Found each time the folder is read, so it is not one of the job's own stored warnings.
     return leftOut.length === 0 ? answer : { ...answer, warnings: [...job.warnings, 'ARTIFACT_LINK_OUTSIDE'], left_out: leftOut };

@@ -141,18 +141,20 @@ export class FinishedLog {
   }
 
   #keep(record: FinishedRecord): void {
-    this.#forget([record.job_id]);
+    this.#drop(record.job_id);
     this.#live.set(record.job_id, record);
     this.#liveBytes += Buffer.byteLength(record.line) + 1;
   }
 
   #forget(jobIds: readonly string[]): void {
-    for (const id of jobIds) {
-      const gone = this.#live.get(id);
-      if (gone === undefined) continue;
-      this.#live.delete(id);
-      this.#liveBytes -= Buffer.byteLength(gone.line) + 1;
-    }
+    for (const id of jobIds) this.#drop(id);
+  }
+
+  #drop(jobId: string): void {
+    const gone = this.#live.get(jobId);
+    if (gone === undefined) return;
+    this.#live.delete(jobId);
+    this.#liveBytes -= Buffer.byteLength(gone.line) + 1;
   }
 
   /** Appends one finished job; resolves with its record once it is on disk. */
@@ -192,11 +194,6 @@ export class FinishedLog {
       })(),
       from,
     );
-  }
-
-  /** Bytes of the log and of the lines that still count. */
-  sizes(): { bytes: number; live_bytes: number } {
-    return { bytes: this.#log.size, live_bytes: this.#liveBytes };
   }
 
   async close(): Promise<void> {
