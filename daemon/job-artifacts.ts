@@ -1,7 +1,7 @@
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { SkilldError } from '../rpc/errors.js';
 import { openWithin } from '../rpc/within-folder.js';
-import type { LogJobs } from './job-logs.js';
+import { readAt, type LogJobs } from './job-logs.js';
 
 /** The most bytes of an artifact one `jobs/artifact` call reads. */
 export const ARTIFACT_CHUNK_BYTES = 256 * 1024;
@@ -43,15 +43,9 @@ export async function readArtifact(jobs: LogJobs, p: ArtifactParams): Promise<Ar
   if ('refused' in opened) throw notFound(opened.refused);
   try {
     const offset = Math.min(p.offset ?? 0, opened.size);
-    const buffer = Buffer.alloc(Math.min(ARTIFACT_CHUNK_BYTES, opened.size - offset));
-    let read = 0;
-    while (read < buffer.length) {
-      const { bytesRead } = await opened.file.read(buffer, read, buffer.length - read, offset + read);
-      if (bytesRead === 0) break;
-      read += bytesRead;
-    }
-    const next = offset + read;
-    return { path: name, size: opened.size, offset, data: buffer.subarray(0, read).toString('base64'), next_offset: next, eof: next >= opened.size };
+    const bytes = await readAt(opened.file, offset, Math.min(ARTIFACT_CHUNK_BYTES, opened.size - offset));
+    const next = offset + bytes.length;
+    return { path: name, size: opened.size, offset, data: bytes.toString('base64'), next_offset: next, eof: next >= opened.size };
   } finally {
     await opened.file.close();
   }

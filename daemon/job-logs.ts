@@ -66,7 +66,8 @@ export async function readLogs(jobs: LogJobs, p: LogsParams): Promise<LogChunk> 
   }
 }
 
-async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
+/** Up to `length` bytes of `file` from `position` (fewer at its end). */
+export async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
   const buffer = Buffer.alloc(length);
   const { bytesRead } = await file.read(buffer, 0, length, position);
   return buffer.subarray(0, bytesRead);
