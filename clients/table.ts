@@ -11,6 +11,7 @@ import { callCommand, cancelCommand, jobsCommand, resultCommand, showCommand } f
 import { completionCommand, helpCommand, socketCommand } from './offline-commands.js';
 import { retryCommand } from './retry.js';
 import { runCommand } from './run.js';
+import { webCommand } from './web/command.js';
 
 /**
  * skillctl's command table: parsing, `skillctl help`, each command's `--help` and the completion
@@ -127,6 +128,7 @@ export const COMMANDS: readonly Command[] = [
   watch,
   callCommand,
   mcpCommand,
+  webCommand,
   socketCommand,
   completionCommand(() => COMMANDS),
   helpCommand(() => COMMANDS),

@@ -1,0 +1,141 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { DaemonUnreachableError, RpcCallError, RpcClient } from '../../rpc/client.js';
+import { lastingJobEvents, type SubscribeParams } from '../events.js';
+import { ClientLink, RECONNECT_EVERY_MS } from '../link.js';
+import type { JobEvent } from '../wire.js';
+
+/**
+ * The methods the page may call through `POST /rpc`: reading jobs and skills, answering, starting,
+ * canceling and retrying jobs. Stopping the daemon and removing jobs are left to skillctl; events
+ * come through `GET /events`, artifacts through `GET /artifact`.
+ */
+export const PAGE_METHODS: ReadonlySet<string> = new Set([
+  'daemon/status',
+  'daemon/hosts',
+  'engines/list',
+  'skills/list',
+  'skills/get',
+  'jobs/list',
+  'jobs/get',
+  'jobs/pending',
+  'jobs/history',
+  'jobs/result',
+  'jobs/logs',
+  'jobs/reply',
+  'jobs/create',
+  'jobs/cancel',
+  'jobs/retry',
+]);
+
+/** What the page gets for one call: the daemon's result, or its error with the stable code. */
+export type CallAnswer = { result: unknown } | { error: { code: string; message: string; details?: unknown } };
+
+/** Sends one server-sent event: its name, its data (as JSON) and, for a job's own stream, its id (the event's seq). */
+export type SendEvent = (name: string, data: unknown, id?: number) => void;
+
+/**
+ * The page's way to the daemon: calls share one connection, made again when the daemon restarts;
+ * each event stream has a connection of its own, which follows the daemon through restarts.
+ */
+export class Bridge {
+  readonly #socket: string;
+  #client: Promise<RpcClient> | null = null;
+
+  constructor(socket: string) {
+    this.#socket = socket;
+  }
+
+  /** One call of the page, if it is one the page may make; the daemon being away is `DAEMON_UNREACHABLE`. */
+  async call(method: string, params: unknown): Promise<CallAnswer> {
+    if (!PAGE_METHODS.has(method)) return { error: { code: 'METHOD_NOT_ALLOWED', message: `the page does not call ${method}` } };
+    return this.request(method, params);
+  }
+
+  /** One call of the server's own (any method), answered as `call` answers. */
+  async request(method: string, params: unknown): Promise<CallAnswer> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const client = await this.#connected();
+        return { result: await client.request(method, params) };
+      } catch (error) {
+        if (error instanceof RpcCallError) return { error: { code: error.dataCode, message: error.message, ...(error.details === undefined ? {} : { details: error.details }) } };
+        if (!(error instanceof DaemonUnreachableError)) throw error;
+        // A connection the daemon closed when it restarted: one fresh try.
+        if (attempt > 0) return { error: { code: 'DAEMON_UNREACHABLE', message: `cannot reach the daemon at ${this.#socket}: ${error.message}` } };
+      }
+    }
+  }
+
+  /**
+   * Sends a job's events (`job_id`, from `after_seq`), or every job's and the skills' changes, until
+   * `signal` aborts. The daemon's comings and goings are events too (`daemon` `{connected}`); while
+   * it is away the stream waits for it, and a job's stream goes on where it stopped.
+   */
+  async stream(params: SubscribeParams, send: SendEvent, signal: AbortSignal): Promise<void> {
+    const link = await this.#link(send, signal);
+    if (link === null) return;
+    const skills = (): void => void link.client.on('skills/changed', (changed) => send('skills', changed));
+    if (params.job_id === undefined) skills();
+    const reconnect = async (abort?: AbortSignal): Promise<boolean> => {
+      send('daemon', { connected: false });
+      if (!(await lasting(link, abort))) return false;
+      if (params.job_id === undefined) skills();
+      send('daemon', { connected: true });
+      return true;
+    };
+    try {
+      for await (const event of lastingJobEvents({ client: link.client, warn: () => undefined, reconnect }, params, { signal })) {
+        send('job', event, params.job_id === undefined ? undefined : (event as JobEvent).seq);
+      }
+    } catch (error) {
+      if (!(error instanceof RpcCallError)) throw error;
+      send('failure', { code: error.dataCode, message: error.message });
+    } finally {
+      link.close();
+    }
+  }
+
+  close(): void {
+    void this.#client?.then((client) => client.close(), () => undefined);
+    this.#client = null;
+  }
+
+  /** The shared connection, made when there is none; forgotten when it closes. */
+  #connected(): Promise<RpcClient> {
+    if (this.#client !== null) return this.#client;
+    const made = RpcClient.connect(this.#socket);
+    const forget = (): void => {
+      if (this.#client === made) this.#client = null;
+    };
+    this.#client = made;
+    made.then((client) => client.onClose(forget), forget);
+    return made;
+  }
+
+  /** A connection of a stream's own: waits for the daemon (saying so) until it answers, or null once `signal` aborts. */
+  async #link(send: SendEvent, signal: AbortSignal): Promise<ClientLink | null> {
+    for (let said = false; !signal.aborted; said = true) {
+      try {
+        const client = await RpcClient.connect(this.#socket);
+        send('daemon', { connected: true });
+        return new ClientLink(client, this.#socket);
+      } catch (error) {
+        if (!(error instanceof DaemonUnreachableError)) throw error;
+        if (!said) send('daemon', { connected: false });
+        await delay(RECONNECT_EVERY_MS, undefined, { signal }).catch(() => undefined);
+      }
+    }
+    return null;
+  }
+}
+
+/** `ClientLink.reconnect` for as long as the page is open: a daemon away for longer than a command waits is waited for still. */
+async function lasting(link: ClientLink, signal?: AbortSignal): Promise<boolean> {
+  for (;;) {
+    try {
+      return await link.reconnect(signal);
+    } catch (error) {
+      if (!(error instanceof DaemonUnreachableError)) throw error;
+    }
+  }
+}

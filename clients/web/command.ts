@@ -1,0 +1,45 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { flagOpt, intOpt, listOpt, stringOpt, UsageError } from '../args.js';
+import type { Command } from '../command.js';
+import { jsonLine } from '../format.js';
+import { socketPath } from '../socket-path.js';
+import { WebServer } from './server.js';
+
+/**
+ * `web`: serves the page for the person in the loop (docs/web.md) until Ctrl-C or SIGTERM. It keeps
+ * no state of its own and needs no daemon to start: the page says when the daemon is away and
+ * goes on when it is back.
+ */
+export const webCommand: Command = {
+  name: 'web',
+  usage: 'web [--port N] [--listen ADDR] [--allow-host NAME] [--open]',
+  summary: 'serve a web page of the jobs, their questions and the skills, on 127.0.0.1, at an address with a token',
+  options: {
+    port: { type: 'string', value: 'N', description: 'the port to listen on; default: a free one', default: '0' },
+    listen: { type: 'string', value: 'ADDR', description: 'the address to listen on; anything but a loopback address lets other machines reach the page (docs/web.md)', default: '127.0.0.1' },
+    'allow-host': { type: 'string', multiple: true, value: 'NAME', description: "another name the page answers to (the browser's Host), with --listen on another interface" },
+    open: { type: 'boolean', description: 'open the address in a browser (xdg-open)' },
+  },
+  positionals: [0, 0],
+  offline: true,
+  examples: ['web', 'web --port 8421 --open', 'web --port 8421  # then, elsewhere: ssh -N -L 8421:127.0.0.1:8421 server'],
+  details: [
+    'The address printed holds a token: whoever has it may answer, start, cancel and retry jobs as you. ' +
+      'The page keeps no state of its own: stop and start it at any time; it follows the daemon through restarts.',
+    'To reach it from another machine, keep it on 127.0.0.1 and forward the port through SSH (docs/web.md).',
+  ],
+  run: async (ctx, inv) => {
+    const port = intOpt(inv.values, 'port') ?? 0;
+    if (port < 0 || port > 65535) throw new UsageError(`--port ${port} is not a port (0 to 65535)`);
+    const listen = stringOpt(inv.values, 'listen') ?? '127.0.0.1';
+    const socket = socketPath(stringOpt(inv.values, 'socket'));
+    const web = await WebServer.start({ socket, listen, port, allowHosts: listOpt(inv.values, 'allow-host') });
+    if (ctx.json) ctx.print(jsonLine({ url: web.url, port: web.port, listen, socket }));
+    else ctx.print(`skillctl web: the page of the daemon at ${socket}:\n  ${web.url}\n(the address holds the page's token; Ctrl-C stops the page)`);
+    if (flagOpt(inv.values, 'open')) spawn('xdg-open', [web.url], { stdio: 'ignore', detached: true }).on('error', (error) => ctx.warn(`skillctl: cannot open a browser: ${error.message}`)).unref();
+    await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
+    await web.close();
+    return 0;
+  },
+};

@@ -1,0 +1,42 @@
+import type { ServerResponse } from 'node:http';
+import { posix } from 'node:path';
+import type { Bridge } from './bridge.js';
+import { sendJson } from './answers.js';
+
+/** One chunk of `jobs/artifact`. */
+interface ArtifactChunk {
+  size: number;
+  data: string;
+  next_offset: number;
+  eof: boolean;
+}
+
+/**
+ * `GET /artifact?job_id=…&path=…`: a file of a job's artifacts folder as a download, read through
+ * the daemon chunk by chunk (jobs/artifact), so the page needs no access to the daemon's folders.
+ * A refusal (`ARTIFACT_NOT_FOUND`, `JOB_NOT_FOUND`) is the daemon's error as JSON, with 404.
+ */
+export async function sendArtifact(bridge: Bridge, res: ServerResponse, jobId: string, path: string): Promise<void> {
+  let offset = 0;
+  for (let first = true; ; first = false) {
+    const answer = await bridge.request('jobs/artifact', { job_id: jobId, path, offset });
+    if ('error' in answer) {
+      if (first) sendJson(res, answer.error.code === 'DAEMON_UNREACHABLE' ? 503 : 404, answer);
+      else res.destroy(new Error(answer.error.message)); // a download cut short is not a whole file
+      return;
+    }
+    const chunk = answer.result as ArtifactChunk;
+    if (first) {
+      res.writeHead(200, {
+        'Content-Type': 'application/octet-stream',
+        'Content-Length': chunk.size,
+        'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(posix.basename(path))}`,
+      });
+    }
+    const more = res.write(Buffer.from(chunk.data, 'base64'));
+    if (chunk.eof || chunk.next_offset >= chunk.size) break;
+    if (!more) await new Promise((resolve) => res.once('drain', resolve));
+    offset = chunk.next_offset;
+  }
+  res.end();
+}

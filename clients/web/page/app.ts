@@ -1,0 +1,54 @@
+import { html } from 'htm/preact';
+import { useEffect, useState } from 'preact/hooks';
+import { useReach } from './api.js';
+import { JobPage } from './job.js';
+import { JobsPage } from './jobs.js';
+import { RunPage, SkillsPage } from './skills.js';
+
+/** Where the page is: `#/`, `#/jobs/<id>`, `#/skills`, `#/skills/<id>/run`. */
+function useRoute(): string {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const onChange = (): void => setHash(location.hash);
+    addEventListener('hashchange', onChange);
+    return () => removeEventListener('hashchange', onChange);
+  }, []);
+  return hash.replace(/^#/, '') || '/';
+}
+
+/** The page: a header with the two places, a line when the daemon is away, and the place shown. */
+export function App() {
+  const route = useRoute();
+  const reach = useReach();
+  const job = /^\/jobs\/([^/]+)$/.exec(route);
+  const run = /^\/skills\/([^/]+)\/run$/.exec(route);
+  const place = job?.[1] !== undefined ? 'jobs' : route.startsWith('/skills') ? 'skills' : 'jobs';
+  useEffect(() => {
+    // A new place is announced to screen readers by its heading taking the focus.
+    document.querySelector<HTMLElement>('main h1')?.focus();
+  }, [route]);
+  return html`
+    <header class="top">
+      <a class="brand" href="#/">skilld</a>
+      <nav aria-label="Places">
+        <a href="#/" aria-current=${place === 'jobs' ? 'page' : undefined}>Jobs</a>
+        <a href="#/skills" aria-current=${place === 'skills' ? 'page' : undefined}>Skills</a>
+      </nav>
+    </header>
+    ${reach !== 'connected' &&
+    html`<p class="banner" role="status">
+      ${reach === 'daemon_away'
+        ? 'The daemon does not answer (a restart?). This page goes on as soon as it is back.'
+        : 'The page’s server (skillctl web) does not answer. If it was started again, open the new address it printed.'}
+    </p>`}
+    <main>
+      ${job?.[1] !== undefined
+        ? html`<${JobPage} key=${job[1]} jobId=${decodeURIComponent(job[1])} />`
+        : run?.[1] !== undefined
+          ? html`<${RunPage} key=${run[1]} skillId=${decodeURIComponent(run[1])} />`
+          : route === '/skills'
+            ? html`<${SkillsPage} />`
+            : html`<${JobsPage} />`}
+    </main>
+  `;
+}

@@ -1,0 +1,155 @@
+import { html } from 'htm/preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { call, CallError, TERMINAL, useEvents, type Interaction, type Job, type JobEvent, type Pending } from './api.js';
+import { ConfirmButton, ErrorLine } from './parts.js';
+import { QuestionForm } from './question.js';
+import { JobOutcome } from './outcome.js';
+import { shown, statusText, timeText, valueText } from './text.js';
+
+/** The events that make the conversation: the agent's messages, the questions, the turns and the end. */
+const CONVERSATION = new Set(['status_changed', 'message', 'input_required', 'warning', 'finished']);
+
+/** One job: its state, its conversation as it streams, its question, its outcome and its log. */
+export function JobPage({ jobId }: { jobId: string }) {
+  const [job, setJob] = useState<Job | null>(null);
+  const [events, setEvents] = useState<JobEvent[]>([]);
+  const [rounds, setRounds] = useState<Map<number, Interaction>>(new Map());
+  const [pending, setPending] = useState<Pending | null>(null);
+  const [error, setError] = useState<CallError | null>(null);
+
+  const refresh = useCallback(async () => {
+    try {
+      const now = await call<Job>('jobs/get', { job_id: jobId });
+      setJob(now);
+      setError(null);
+      if (now.execution_mode === 'interactive') {
+        const [asked, history] = await Promise.all([
+          call<{ pending: Pending | null }>('jobs/pending', { job_id: jobId }),
+          call<{ interactions: Interaction[] }>('jobs/history', { job_id: jobId }),
+        ]);
+        setPending(asked.pending);
+        setRounds(new Map(history.interactions.map((round) => [round.interaction_id, round])));
+      }
+    } catch (failure) {
+      setError(failure as CallError);
+    }
+  }, [jobId]);
+
+  useEffect(() => void refresh(), [refresh]);
+  useEvents(jobId, {
+    job: (event) => {
+      if (!CONVERSATION.has(event.type)) return;
+      setEvents((current) => (current.some((known) => known.seq === event.seq) ? current : [...current, event]));
+      if (event.type === 'status_changed') void refresh();
+    },
+    back: () => void refresh(),
+    failure: (failure) => setError(failure),
+  });
+
+  if (job === null) return html`<h1 tabindex="-1">Job <code>${jobId}</code></h1>${error === null ? html`<p>Loading…</p>` : html`<${ErrorLine} error=${error} />`}`;
+  const finished = TERMINAL.includes(job.status);
+  return html`
+    <h1 tabindex="-1">Job <code>${job.job_id}</code></h1>
+    <section class="job-head" aria-label="State">
+      <p><span class=${`badge ${job.status}`} role="status" aria-live="polite">${statusText(job.status)}</span></p>
+      <dl>
+        <dt>Skill</dt><dd>${job.skill_id}</dd>
+        <dt>Engine</dt><dd>${job.engine}</dd>
+        <dt>Mode</dt><dd>${job.execution_mode}</dd>
+        <dt>Host</dt><dd>${job.host ?? '–'}</dd>
+        <dt>Turns</dt><dd>${job.attempt}</dd>
+        <dt>Created</dt><dd>${timeText(job.created_at)}</dd>
+        ${job.finished_at !== null && html`<dt>Finished</dt><dd>${timeText(job.finished_at)}</dd>`}
+        ${job.wait_deadline_at !== null && html`<dt>Waits until</dt><dd>${timeText(job.wait_deadline_at)}</dd>`}
+      </dl>
+      ${job.error !== null && html`<${ErrorLine} error=${job.error} />`}
+      ${error !== null && html`<${ErrorLine} error=${error} />`}
+      <div class="actions">
+        ${!finished &&
+        html`<${ConfirmButton} label="Cancel job" danger=${true} question="Cancel this job? Its engine is stopped and the job ends as canceled." yes="Cancel the job" no="Keep it running"
+          action=${async () => {
+            await call('jobs/cancel', { job_id: job.job_id }).catch((failure: CallError) => setError(failure));
+          }} />`}
+        ${finished &&
+        html`<${ConfirmButton} label="Retry" question="Run this job's request again, as a new job?" yes="Start a new job" no="Not now"
+          action=${async () => {
+            await call<Job>('jobs/retry', { job_id: job.job_id }).then(
+              (next) => void (location.hash = `#/jobs/${encodeURIComponent(next.job_id)}`),
+              (failure: CallError) => setError(failure),
+            );
+          }} />`}
+      </div>
+    </section>
+    <section aria-labelledby="conversation">
+      <h2 id="conversation">Conversation</h2>
+      <${Conversation} events=${events} rounds=${rounds} />
+    </section>
+    ${job.status === 'waiting_user' && pending !== null && html`<${QuestionForm} key=${pending.interaction_id} jobId=${job.job_id} pending=${pending} answered=${refresh} />`}
+    ${finished && html`<${JobOutcome} key=${job.status} jobId=${job.job_id} />`}
+    <${LogTail} jobId=${job.job_id} attempt=${job.attempt} />
+  `;
+}
+
+/** The conversation so far: turns, the agent's messages, each question with the reply it got, warnings and the end. */
+function Conversation({ events, rounds }: { events: JobEvent[]; rounds: Map<number, Interaction> }) {
+  if (events.length === 0) return html`<p class="quiet">Nothing yet.</p>`;
+  let turn = 0;
+  return html`<ol class="conversation" aria-live="polite">
+    ${events.map((event) => {
+      const data = event.data ?? {};
+      switch (event.type) {
+        case 'status_changed':
+          if (data['to'] !== 'running') return null;
+          turn += 1;
+          return html`<li key=${event.seq} class="turn">Turn ${turn} started <time datetime=${event.ts}>${timeText(event.ts)}</time></li>`;
+        case 'message':
+          return html`<li key=${event.seq} class="message agent"><span class="who">Agent</span><pre>${shown(String(data['text'] ?? '').trimEnd())}</pre></li>`;
+        case 'input_required': {
+          const asked = data['pending'] as Pending;
+          const round = rounds.get(asked.interaction_id);
+          return html`<li key=${event.seq} class="message question"><span class="who">Question (${asked.kind})</span><pre>${shown(asked.prompt)}</pre>
+            ${round !== undefined && round.replied_at !== null &&
+            html`<div class="reply"><span class="who">${round.resolution_mode === 'user_reply' ? 'Reply' : `Reply (${round.resolution_mode ?? ''})`}</span><pre>${shown(valueText(round.response))}</pre></div>`}
+          </li>`;
+        }
+        case 'warning':
+          return html`<li key=${event.seq} class="note">Warning <code>${String(data['code'])}</code></li>`;
+        case 'finished':
+          return html`<li key=${event.seq} class="note end">Finished: ${String(data['status'])}${data['error'] !== null && data['error'] !== undefined ? html` — <code>${(data['error'] as { code: string }).code}</code>` : ''}</li>`;
+        default:
+          return null;
+      }
+    })}
+  </ol>`;
+}
+
+/** The most of the log's end shown. */
+const TAIL_CHARS = 64 * 1024;
+
+/** The end of what the agent said in the current attempt (jobs/logs, text), read when opened. */
+function LogTail({ jobId, attempt }: { jobId: string; attempt: number }) {
+  const [text, setText] = useState<string | null>(null);
+  const [error, setError] = useState<CallError | null>(null);
+  const load = async (): Promise<void> => {
+    try {
+      let all = '';
+      for (let offset = 0; ; ) {
+        const chunk = await call<{ data: string; next_offset: number; eof: boolean }>('jobs/logs', { job_id: jobId, format: 'text', offset });
+        all = (all + chunk.data).slice(-TAIL_CHARS);
+        if (chunk.eof || chunk.next_offset === offset) break;
+        offset = chunk.next_offset;
+      }
+      setText(all);
+      setError(null);
+    } catch (failure) {
+      setError(failure as CallError);
+    }
+  };
+  if (attempt === 0) return null;
+  return html`<details class="logs" onToggle=${(e: Event) => (e.target as HTMLDetailsElement).open && void load()}>
+    <summary>Log of turn ${attempt} (the agent’s words)</summary>
+    <button type="button" onClick=${() => void load()}>Read again</button>
+    ${error !== null && html`<${ErrorLine} error=${error} />`}
+    ${text !== null && html`<pre class="log">${text === '' ? '(empty)' : shown(text)}</pre>`}
+  </details>`;
+}

@@ -1,0 +1,109 @@
+import { html } from 'htm/preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { call, CallError, useEvents, type Job, type JobEvent, type Skill } from './api.js';
+import { ErrorLine, useNow } from './parts.js';
+import { age, shortId, statusText } from './text.js';
+
+const STATUSES = ['waiting_user', 'queued', 'running', 'succeeded', 'failed', 'canceled'];
+
+/** How many jobs the list shows, besides every one that waits for a person. */
+const LIST_LIMIT = 200;
+
+interface Filters {
+  status: string;
+  skill: string;
+}
+
+/** Jobs waiting for a person first, then the newest first. */
+function ordered(jobs: Map<string, Job>): Job[] {
+  return [...jobs.values()].sort((a, b) => Number(b.status === 'waiting_user') - Number(a.status === 'waiting_user') || b.created_at.localeCompare(a.created_at));
+}
+
+function matches(job: Job, filters: Filters): boolean {
+  return (filters.status === '' || job.status === filters.status) && (filters.skill === '' || job.skill_id === filters.skill);
+}
+
+/** The jobs, live: a job's status changes as its events arrive, a new job appears, without reloading. */
+export function JobsPage() {
+  const [filters, setFilters] = useState<Filters>({ status: '', skill: '' });
+  const [jobs, setJobs] = useState<Map<string, Job> | null>(null);
+  const [skills, setSkills] = useState<string[]>([]);
+  const [error, setError] = useState<CallError | null>(null);
+  const now = useNow();
+
+  const load = useCallback(async () => {
+    try {
+      const params = { limit: LIST_LIMIT, ...(filters.status === '' ? {} : { status: filters.status }), ...(filters.skill === '' ? {} : { skill_id: filters.skill }) };
+      const waiting = filters.status === '' ? call<{ jobs: Job[] }>('jobs/list', { ...params, status: 'waiting_user', limit: 1000 }) : Promise.resolve({ jobs: [] });
+      const [page, asking] = await Promise.all([call<{ jobs: Job[] }>('jobs/list', params), waiting]);
+      setJobs(new Map([...asking.jobs, ...page.jobs].map((job) => [job.job_id, job])));
+      setError(null);
+    } catch (failure) {
+      setError(failure as CallError);
+    }
+  }, [filters]);
+
+  useEffect(() => void load(), [load]);
+  useEffect(() => {
+    void call<{ skills: Skill[] }>('skills/list').then((answer) => setSkills(answer.skills.map((skill) => skill.id)), () => undefined);
+  }, []);
+
+  useEvents(null, {
+    job: (event: JobEvent) => {
+      if (event.type !== 'status_changed') return;
+      // The job as it is now (its status, its error): one small call per change.
+      void call<Job>('jobs/get', { job_id: event.job_id }).then(
+        (job) =>
+          setJobs((current) => {
+            if (current === null) return current;
+            const next = new Map(current);
+            if (matches(job, filters)) next.set(job.job_id, job);
+            else next.delete(job.job_id);
+            return next;
+          }),
+        () => undefined,
+      );
+    },
+    back: () => void load(),
+  });
+
+  const shown = jobs === null ? null : ordered(jobs);
+  const waiting = shown?.filter((job) => job.status === 'waiting_user').length ?? 0;
+  return html`
+    <h1 tabindex="-1">Jobs</h1>
+    <form class="filters" onSubmit=${(e: Event) => e.preventDefault()}>
+      <label>Status
+        <select value=${filters.status} onChange=${(e: Event) => setFilters({ ...filters, status: (e.target as HTMLSelectElement).value })}>
+          <option value="">any</option>
+          ${STATUSES.map((status) => html`<option value=${status}>${statusText(status)}</option>`)}
+        </select>
+      </label>
+      <label>Skill
+        <select value=${filters.skill} onChange=${(e: Event) => setFilters({ ...filters, skill: (e.target as HTMLSelectElement).value })}>
+          <option value="">any</option>
+          ${skills.map((id) => html`<option value=${id}>${id}</option>`)}
+        </select>
+      </label>
+    </form>
+    ${error !== null && html`<${ErrorLine} error=${error} />`}
+    <p class="summary" role="status" aria-live="polite">
+      ${shown === null ? 'Loading…' : `${shown.length} job${shown.length === 1 ? '' : 's'}${waiting > 0 ? `, ${waiting} waiting for you` : ''}`}
+    </p>
+    ${shown !== null && shown.length > 0 &&
+    html`<table class="jobs">
+      <thead><tr><th scope="col">Status</th><th scope="col">Job</th><th scope="col">Skill</th><th scope="col">Engine</th><th scope="col">Host</th><th scope="col">Age</th></tr></thead>
+      <tbody>
+        ${shown.map(
+          (job) => html`<tr key=${job.job_id} data-job=${job.job_id} class=${`status-${job.status}`}>
+            <td data-label="Status"><span class=${`badge ${job.status}`}>${statusText(job.status)}</span></td>
+            <td data-label="Job"><a href=${`#/jobs/${encodeURIComponent(job.job_id)}`} aria-label=${`job ${job.job_id}`}><code>${shortId(job.job_id)}</code></a></td>
+            <td data-label="Skill">${job.skill_id}</td>
+            <td data-label="Engine">${job.engine}</td>
+            <td data-label="Host">${job.host ?? '–'}</td>
+            <td data-label="Age"><time datetime=${job.created_at} title=${job.created_at}>${age(job.created_at, now)}</time></td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>`}
+  `;
+}

@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { request } from 'node:http';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { ROOT, SKILLCTL_BIN } from './daemon.js';
+
+/** The system's browser the page's tests drive: Debian's chromium (.ci/run installs it), or $SKILLD_TEST_CHROMIUM. */
+export const CHROMIUM = process.env['SKILLD_TEST_CHROMIUM'] ?? '/usr/lib/chromium/chromium';
+
+/** Why the browser tests cannot run here, or false. */
+export const NO_BROWSER: string | false = existsSync(CHROMIUM) ? false : `no chromium at ${CHROMIUM} (apt-get install chromium, or set SKILLD_TEST_CHROMIUM)`;
+
+/** Where the tests leave screenshots of the page (CI keeps the folder): $SKILLD_SCREENSHOTS, else test-output/screenshots. */
+export const SCREENSHOTS = process.env['SKILLD_SCREENSHOTS'] ?? join(ROOT, 'test-output', 'screenshots');
+
+/** A desktop and a phone-sized screen. */
+export const SCREENS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
+
+/** A running `skillctl web`, as it printed itself. */
+export interface WebPage {
+  url: string;
+  origin: string;
+  port: number;
+  token: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts the built `skillctl web --json` on `socket` and waits for the address it prints. */
+export async function startWeb(socket: string, args: string[] = []): Promise<WebPage> {
+  const child = spawn(process.execPath, [SKILLCTL_BIN, 'web', '--socket', socket, '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`skillctl web exited with ${String(code)} before it printed its address`);
+  });
+  const [line] = (await Promise.race([once(lines, 'line'), exited])) as [string];
+  lines.close();
+  const { url, port } = JSON.parse(line) as { url: string; port: number };
+  const parsed = new URL(url);
+  return {
+    url,
+    port,
+    origin: parsed.origin,
+    token: parsed.searchParams.get('token') ?? '',
+    child,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+/** The browser, started once per test file (about a second). */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM });
+}
+
+/** A screenshot of the whole page, as `<name>-<screen>.png` in SCREENSHOTS. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  const { width } = page.viewportSize() ?? SCREENS.desktop;
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width <= SCREENS.phone.width ? 'phone' : 'desktop'}.png`), fullPage: true });
+}
+
+/** One HTTP exchange with every header as given (a browser would not send a foreign Host). */
+export interface Exchange {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export function exchange(port: number, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}, address = '127.0.0.1'): Promise<Exchange> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: address, port, path, method: options.method ?? 'GET', headers: options.headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
