@@ -40,7 +40,12 @@ export function JobPage({ jobId }: { jobId: string }) {
     job: (event) => {
       if (!CONVERSATION.has(event.type)) return;
       setEvents((current) => (current.some((known) => known.seq === event.seq) ? current : [...current, event]));
-      if (event.type === 'status_changed') void refresh();
+      // A change the job as loaded already shows (the stream starts with the job's past) changes nothing.
+      if (event.type !== 'status_changed' || (job !== null && event.ts < job.updated_at)) return;
+      // The new status at once; then the job, its question and its rounds as they are now.
+      const to = event.data?.['to'];
+      if (typeof to === 'string') setJob((current) => (current === null || current.job_id !== event.job_id ? current : { ...current, status: to }));
+      void refresh();
     },
     back: () => void refresh(),
     failure: (failure) => setError(failure),

@@ -1,5 +1,6 @@
 import { html } from 'htm/preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { Component } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { call, CallError, useEvents, type Job, type JobEvent, type Skill } from './api.js';
 import { ErrorLine, useNow } from './parts.js';
 import { age, shortId, statusText } from './text.js';
@@ -16,7 +17,18 @@ interface Filters {
 
 /** Jobs waiting for a person first, then the newest first. */
 function ordered(jobs: Map<string, Job>): Job[] {
-  return [...jobs.values()].sort((a, b) => Number(b.status === 'waiting_user') - Number(a.status === 'waiting_user') || b.created_at.localeCompare(a.created_at));
+  return [...jobs.values()].sort((a, b) => Number(b.status === 'waiting_user') - Number(a.status === 'waiting_user') || (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0));
+}
+
+/** The list with a job it holds moved to `status` (left out when the filter no longer takes it). */
+function moved(jobs: Map<string, Job> | null, jobId: string, status: string, filters: Filters): Map<string, Job> | null {
+  const job = jobs?.get(jobId);
+  if (jobs === null || job === undefined) return jobs;
+  const next = new Map(jobs);
+  const now = { ...job, status };
+  if (matches(now, filters)) next.set(jobId, now);
+  else next.delete(jobId);
+  return next;
 }
 
 function matches(job: Job, filters: Filters): boolean {
@@ -48,21 +60,41 @@ export function JobsPage() {
     void call<{ skills: Skill[] }>('skills/list').then((answer) => setSkills(answer.skills.map((skill) => skill.id)), () => undefined);
   }, []);
 
+  // The last status each job's events gave, and the jobs asked for and not answered yet.
+  const heard = useRef(new Map<string, { to: string; ts: string }>());
+  const asking = useRef(new Set<string>());
+  const fetchJob = async (jobId: string): Promise<void> => {
+    asking.current.add(jobId);
+    try {
+      const fetched = await call<Job>('jobs/get', { job_id: jobId });
+      // An event that came while the answer was on its way is newer than it.
+      const last = heard.current.get(jobId);
+      const job = last !== undefined && last.ts > fetched.updated_at ? { ...fetched, status: last.to } : fetched;
+      setJobs((current) => {
+        if (current === null) return current;
+        const next = new Map(current);
+        if (matches(job, filters)) next.set(job.job_id, job);
+        else next.delete(job.job_id);
+        return next;
+      });
+    } catch {
+      // Gone meanwhile (removed): the list shows what it had.
+    } finally {
+      asking.current.delete(jobId);
+    }
+  };
+
   useEvents(null, {
     job: (event: JobEvent) => {
-      if (event.type !== 'status_changed') return;
-      // The job as it is now (its status, its error): one small call per change.
-      void call<Job>('jobs/get', { job_id: event.job_id }).then(
-        (job) =>
-          setJobs((current) => {
-            if (current === null) return current;
-            const next = new Map(current);
-            if (matches(job, filters)) next.set(job.job_id, job);
-            else next.delete(job.job_id);
-            return next;
-          }),
-        () => undefined,
-      );
+      const to = event.data?.['to'];
+      if (event.type !== 'status_changed' || typeof to !== 'string') return;
+      heard.current.set(event.job_id, { to, ts: event.ts });
+      // A job in the list shows its new status at once, from the event itself.
+      const known = jobs?.get(event.job_id);
+      if (known !== undefined) setJobs((current) => moved(current, event.job_id, to, filters));
+      // A job not in the list (new, or outside the filter until now), or not on a host yet: asked for,
+      // once the new status is drawn (starting a request takes the browser a moment).
+      if ((known === undefined || known.host === null || known.host === undefined) && !asking.current.has(event.job_id)) setTimeout(() => void fetchJob(event.job_id), 0);
     },
     back: () => void load(),
   });
@@ -93,17 +125,27 @@ export function JobsPage() {
     html`<table class="jobs">
       <thead><tr><th scope="col">Status</th><th scope="col">Job</th><th scope="col">Skill</th><th scope="col">Engine</th><th scope="col">Host</th><th scope="col">Age</th></tr></thead>
       <tbody>
-        ${shown.map(
-          (job) => html`<tr key=${job.job_id} data-job=${job.job_id} class=${`status-${job.status}`}>
-            <td data-label="Status"><span class=${`badge ${job.status}`}>${statusText(job.status)}</span></td>
-            <td data-label="Job"><a href=${`#/jobs/${encodeURIComponent(job.job_id)}`} aria-label=${`job ${job.job_id}`}><code>${shortId(job.job_id)}</code></a></td>
-            <td data-label="Skill">${job.skill_id}</td>
-            <td data-label="Engine">${job.engine}</td>
-            <td data-label="Host">${job.host ?? '–'}</td>
-            <td data-label="Age"><time datetime=${job.created_at} title=${job.created_at}>${age(job.created_at, now)}</time></td>
-          </tr>`,
-        )}
+        ${shown.map((job) => html`<${JobRow} key=${job.job_id} job=${job} now=${now} />`)}
       </tbody>
     </table>`}
   `;
+}
+
+/** One job of the list; drawn again only when its job or the ages change, so a long list shows a change as soon as a short one. */
+class JobRow extends Component<{ job: Job; now: number }> {
+  override shouldComponentUpdate(next: { job: Job; now: number }): boolean {
+    return next.job !== this.props.job || next.now !== this.props.now;
+  }
+
+  override render() {
+    const { job, now } = this.props;
+    return html`<tr data-job=${job.job_id} class=${`status-${job.status}`}>
+      <td data-label="Status"><span class=${`badge ${job.status}`}>${statusText(job.status)}</span></td>
+      <td data-label="Job"><a href=${`#/jobs/${encodeURIComponent(job.job_id)}`} aria-label=${`job ${job.job_id}`}><code>${shortId(job.job_id)}</code></a></td>
+      <td data-label="Skill">${job.skill_id}</td>
+      <td data-label="Engine">${job.engine}</td>
+      <td data-label="Host">${job.host ?? '–'}</td>
+      <td data-label="Age"><time datetime=${job.created_at} title=${job.created_at}>${age(job.created_at, now)}</time></td>
+    </tr>`;
+  }
 }
