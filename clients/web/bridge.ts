@@ -85,7 +85,8 @@ export class Bridge {
     };
     try {
       for await (const event of lastingJobEvents({ client: link.client, warn: () => undefined, reconnect }, params, { signal })) {
-        send('job', event, params.job_id === undefined ? undefined : (event as JobEvent).seq);
+        if (!forPage(event, params.job_id === undefined)) continue;
+        send('job', event, params.job_id === undefined ? undefined : event.seq);
       }
     } catch (error) {
       if (!(error instanceof RpcCallError)) throw error;
@@ -127,6 +128,15 @@ export class Bridge {
     }
     return null;
   }
+}
+
+/**
+ * Whether the page uses an event: never the engine's raw lines (`output`: the page shows the
+ * agent's words, `message`), and in the list of every job only status changes. A busy engine's
+ * output would otherwise keep every open page at work for nothing.
+ */
+function forPage(event: JobEvent, everyJob: boolean): boolean {
+  return everyJob ? event.type === 'status_changed' : event.type !== 'output';
 }
 
 /** `ClientLink.reconnect` for as long as the page is open: a daemon away for longer than a command waits is waited for still. */
