@@ -18,6 +18,8 @@ interface ArtifactChunk {
  */
 export async function sendArtifact(bridge: Bridge, res: ServerResponse, jobId: string, path: string): Promise<void> {
   let offset = 0;
+  let size = 0;
+  let sent = 0;
   for (let first = true; ; first = false) {
     const answer = await bridge.request('jobs/artifact', { job_id: jobId, path, offset });
     if ('error' in answer) {
@@ -30,13 +32,22 @@ export async function sendArtifact(bridge: Bridge, res: ServerResponse, jobId: s
       res.writeHead(200, {
         'Content-Type': 'application/octet-stream',
         'Content-Length': chunk.size,
-        'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(posix.basename(path))}`,
+        'Content-Disposition': `attachment; filename*=UTF-8''${attrValue(posix.basename(path))}`,
       });
+      size = chunk.size;
     }
-    const more = res.write(Buffer.from(chunk.data, 'base64'));
-    if (chunk.eof || chunk.next_offset >= chunk.size) break;
+    // A file that grew meanwhile is sent as long as it was when the download began (its Content-Length).
+    const bytes = Buffer.from(chunk.data, 'base64').subarray(0, size - sent);
+    sent += bytes.length;
+    const more = res.write(bytes);
+    if (chunk.eof || sent >= size) break;
     if (!more) await new Promise((resolve) => res.once('drain', resolve));
     offset = chunk.next_offset;
   }
   res.end();
+}
+
+/** A file name as an RFC 8187 value: everything but letters, digits and `-_.!~` percent-encoded (UTF-8). */
+function attrValue(name: string): string {
+  return encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }

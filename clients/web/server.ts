@@ -50,6 +50,7 @@ export class WebServer {
     let web: WebServer | null = null;
     const server = createServer((req, res) => {
       if (guard !== null && web !== null) web.#handle(req, res, guard, assets);
+      else refuse(res, 503, 'STARTING', 'the page is starting; try again'); // between listening and knowing its port
     });
     server.listen(options.port, options.listen);
     await once(server, 'listening');

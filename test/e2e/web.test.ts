@@ -264,6 +264,14 @@ async function suite(): Promise<void> {
     const leak = await exchange(web.port, `/artifact?job_id=${job.job_id}&path=leak.txt`, { headers: { Host: `127.0.0.1:${web.port}`, Cookie: cookie } });
     t.equal(leak.status, 404);
     t.match(JSON.parse(leak.body), { error: { code: 'ARTIFACT_NOT_FOUND' } });
+    // A file of several of jobs/artifact's 256 KiB chunks comes whole, with its name as it is.
+    const big = 'abcdefghij\n'.repeat(60_000);
+    await writeFile(join(daemon.runDir(job.job_id), 'workspace', 'artifacts', "it's big (1).txt"), big);
+    const whole = await exchange(web.port, `/artifact?job_id=${job.job_id}&path=${encodeURIComponent("it's big (1).txt")}`, { headers: { Host: `127.0.0.1:${web.port}`, Cookie: cookie } });
+    t.equal(whole.status, 200);
+    t.equal(whole.headers['content-length'], String(big.length));
+    t.equal(whole.headers['content-disposition'], "attachment; filename*=UTF-8''it%27s%20big%20%281%29.txt");
+    t.ok(whole.body === big, 'the same bytes');
     await tab.context().close();
   });
 
