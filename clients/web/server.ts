@@ -85,12 +85,12 @@ export class WebServer {
     const route = `${req.method ?? ''} ${url.pathname}`;
     if (route === 'POST /rpc') {
       if (!guard.sameOrigin(req)) return refuse(res, 403, 'CROSS_SITE', 'a call must come from the page itself (its Origin, with a JSON body)');
-      void this.#call(req, res);
+      this.#call(req, res).catch((error: unknown) => failed(res, error));
       return;
     }
     if (route === 'GET /events') return this.#events(req, res, url);
     if (route === 'GET /artifact') {
-      void sendArtifact(this.#bridge, res, url.searchParams.get('job_id') ?? '', url.searchParams.get('path') ?? '');
+      sendArtifact(this.#bridge, res, url.searchParams.get('job_id') ?? '', url.searchParams.get('path') ?? '').catch((error: unknown) => failed(res, error));
       return;
     }
     const asset = assets.files.get(url.pathname);
@@ -129,12 +129,22 @@ export class WebServer {
     const send = (name: string, data: unknown, id?: number): void => {
       if (!res.writableEnded) res.write(`${id === undefined ? '' : `id: ${id}\n`}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
     };
-    void this.#bridge.stream(params, send, stop.signal).finally(() => {
+    this.#bridge.stream(params, send, stop.signal).catch((error: unknown) => failed(res, error)).finally(() => {
       clearInterval(keepAlive);
       this.#streams.delete(stop);
       res.end();
     });
   }
+}
+
+/**
+ * A bug met while answering: said on stderr with its stack, and answered 500 `INTERNAL_ERROR`
+ * (or the answer cut short, once it began); the page server goes on.
+ */
+function failed(res: ServerResponse, error: unknown): void {
+  process.stderr.write(`skillctl web: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  if (!res.headersSent) refuse(res, 500, 'INTERNAL_ERROR', 'the page server met a bug; its stderr says more');
+  else res.destroy();
 }
 
 function isLoopback(address: string): boolean {

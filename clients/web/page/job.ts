@@ -1,5 +1,5 @@
 import { html } from 'htm/preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { call, CallError, TERMINAL, useEvents, type Interaction, type Job, type JobEvent, type Pending } from './api.js';
 import { ConfirmButton, ErrorLine } from './parts.js';
 import { QuestionForm } from './question.js';
@@ -12,7 +12,8 @@ const CONVERSATION = new Set(['status_changed', 'message', 'input_required', 'wa
 /** One job: its state, its conversation as it streams, its question, its outcome and its log. */
 export function JobPage({ jobId }: { jobId: string }) {
   const [job, setJob] = useState<Job | null>(null);
-  const [events, setEvents] = useState<JobEvent[]>([]);
+  const events = useRef<JobEvent[]>([]);
+  const [, setHeard] = useState(0);
   const [rounds, setRounds] = useState<Map<number, Interaction>>(new Map());
   const [pending, setPending] = useState<Pending | null>(null);
   const [error, setError] = useState<CallError | null>(null);
@@ -39,7 +40,11 @@ export function JobPage({ jobId }: { jobId: string }) {
   useEvents(jobId, {
     job: (event) => {
       if (!CONVERSATION.has(event.type)) return;
-      setEvents((current) => (current.some((known) => known.seq === event.seq) ? current : [...current, event]));
+      // A job's events come in order, from its first; one heard before (a stream made again) is left out.
+      const last = events.current[events.current.length - 1];
+      if (last !== undefined && last.seq >= event.seq) return;
+      events.current.push(event);
+      setHeard(events.current.length);
       // A change the job as loaded already shows (the stream starts with the job's past) changes nothing.
       if (event.type !== 'status_changed' || (job !== null && event.ts < job.updated_at)) return;
       // The new status at once; then the job, its question and its rounds as they are now.
@@ -87,7 +92,7 @@ export function JobPage({ jobId }: { jobId: string }) {
     </section>
     <section aria-labelledby="conversation">
       <h2 id="conversation">Conversation</h2>
-      <${Conversation} events=${events} rounds=${rounds} />
+      <${Conversation} events=${events.current} rounds=${rounds} />
     </section>
     ${job.status === 'waiting_user' && pending !== null && html`<${QuestionForm} key=${pending.interaction_id} jobId=${job.job_id} pending=${pending} answered=${refresh} />`}
     ${finished && html`<${JobOutcome} key=${job.status} jobId=${job.job_id} />`}
