@@ -171,6 +171,9 @@ async function suite(): Promise<void> {
     await tab.getByRole('button', { name: 'Send' }).click();
     await tab.locator('.badge[role="status"]').getByText('succeeded').waitFor();
     t.match(await client.request('jobs/result', { job_id: plain.job_id }), { output: { reply: 'Lisbon, by the river' } });
+    // The end of what the agent said in the last turn, read when opened.
+    await tab.getByText(/^Log of turn 2/).click();
+    await tab.locator('pre.log').getByText('Lisbon, by the river').waitFor();
 
     const confirm = await interactive('ask_confirm');
     await waitForStatus(client, confirm.job_id, ['waiting_user']);
@@ -246,6 +249,9 @@ async function suite(): Promise<void> {
     t.match(await client.request('jobs/get', { job_id: retried }), { skill_id: 'echo-both' });
     await client.request('jobs/cancel', { job_id: retried });
     await tab.context().close();
+    const missing = await opened('/jobs/job-0000000000-none');
+    await missing.locator('[role="alert"]').getByText('JOB_NOT_FOUND').waitFor();
+    await missing.context().close();
   });
 
   t.test('an artifact downloads through the daemon; a link leading out is neither listed nor served', async (t) => {
