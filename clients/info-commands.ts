@@ -1,4 +1,4 @@
-import { PROTOCOL_VERSION } from '../rpc/methods.js';
+import { PROTOCOL_VERSION } from '../rpc/protocol-version.js';
 import { DaemonUnreachableError, RpcClient } from '../rpc/client.js';
 import { stringOpt, UsageError } from './args.js';
 import { EXIT } from './exit-codes.js';

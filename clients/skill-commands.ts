@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { SKILL_ID_PATTERN, SkillLoadError, loadSkill } from '../daemon/skills/manifest.js';
 import { flagOpt, stringOpt, UsageError } from './args.js';
 import type { Command, Context } from './command.js';
 import { EXIT } from './exit-codes.js';
@@ -41,9 +40,15 @@ export const skillsCommand: Command = {
   },
 };
 
+/** The daemon's skill loader (with its schema compiler, about 15 MiB resident): loaded by the two commands that use it, not by every skillctl command. */
+function manifest(): Promise<typeof import('../daemon/skills/manifest.js')> {
+  return import('../daemon/skills/manifest.js');
+}
+
 /** Loads the folder as the daemon loads a skill (the id is the folder's name). */
 async function validateSkill(ctx: Context, dir: string): Promise<number> {
   const folder = resolve(dir);
+  const { SkillLoadError, loadSkill } = await manifest();
   try {
     const skill = await loadSkill(folder);
     const answer = { id: skill.id, version: skill.version, path: folder, status: 'ok', warnings: skill.warnings, effective_engines: skill.effective_engines, execution_modes: skill.execution_modes };
@@ -62,6 +67,7 @@ async function validateSkill(ctx: Context, dir: string): Promise<number> {
 
 /** Writes a minimal valid skill `<dir>/<id>`: SKILL.md and runner.json with an input and an output schema to edit. */
 async function newSkill(ctx: Context, id: string, dir: string): Promise<number> {
+  const { SKILL_ID_PATTERN, loadSkill } = await manifest();
   if (!SKILL_ID_PATTERN.test(id)) throw new UsageError(`a skill id must match ${SKILL_ID_PATTERN.source} (lower-case letters, digits, dots, dashes, underscores)`);
   const folder = resolve(dir, id);
   if (existsSync(folder)) throw new UsageError(`${folder} exists already: choose another id or --dir`);

@@ -19,11 +19,7 @@ const MODEL_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$';
  */
 export const MAX_TIMEOUT_SEC = 365 * 24 * 60 * 60;
 
-/**
- * The wire protocol's version: raised when a method or a shape changes so that a client written
- * for the one before would misread it (additions do not raise it). `daemon/ping` says it.
- */
-export const PROTOCOL_VERSION = 1;
+export { PROTOCOL_VERSION } from './protocol-version.js';
 
 /** Every method and the JSON Schema of its params (docs/protocol.md, "Methods"). Unknown keys are refused: typos surface. */
 export const METHOD_PARAMS = {

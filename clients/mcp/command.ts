@@ -1,7 +1,6 @@
 import { stringOpt } from '../args.js';
 import type { Command } from '../command.js';
 import { socketPath } from '../socket-path.js';
-import { serveMcp } from './server.js';
 
 /** `mcp`: the daemon's skills as MCP tools, served on stdin/stdout (docs/mcp.md). */
 export const mcpCommand: Command = {
@@ -17,5 +16,6 @@ export const mcpCommand: Command = {
     'stdout carries only MCP messages; problems go to stderr. The daemon must be running: without it mcp exits 3 at once. mcp ends when its input ' +
       'ends; jobs it started keep running in the daemon.',
   ],
-  run: async (ctx, inv) => serveMcp(ctx.client, socketPath(stringOpt(inv.values, 'socket')), ctx.warn),
+  // The MCP SDK (about 28 MiB resident) is loaded by this command alone, not by every skillctl command.
+  run: async (ctx, inv) => (await import('./server.js')).serveMcp(ctx.client, socketPath(stringOpt(inv.values, 'socket')), ctx.warn),
 };
