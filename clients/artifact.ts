@@ -2,15 +2,7 @@ import { open } from 'node:fs/promises';
 import { stringOpt } from './args.js';
 import { arg, type Command } from './command.js';
 import { jsonLine } from './format.js';
-
-/** One chunk of `jobs/artifact`. */
-interface ArtifactChunk {
-  path: string;
-  size: number;
-  data: string;
-  next_offset: number;
-  eof: boolean;
-}
+import type { ArtifactChunk } from './wire.js';
 
 /** `artifact <job> <path>`: a file of the job's artifacts folder, read through the daemon (jobs/artifact). */
 export const artifactCommand: Command = {

@@ -96,6 +96,16 @@ export interface LogChunk {
   eof: boolean;
 }
 
+/** One chunk of `jobs/artifact`. */
+export interface ArtifactChunk {
+  path: string;
+  size: number;
+  offset: number;
+  data: string;
+  next_offset: number;
+  eof: boolean;
+}
+
 /** Job statuses after which nothing changes. */
 export const TERMINAL_STATUSES: readonly string[] = ['succeeded', 'failed', 'canceled'];
 

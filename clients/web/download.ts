@@ -1,15 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { posix } from 'node:path';
+import type { ArtifactChunk } from '../wire.js';
 import type { Bridge } from './bridge.js';
 import { sendJson } from './answers.js';
-
-/** One chunk of `jobs/artifact`. */
-interface ArtifactChunk {
-  size: number;
-  data: string;
-  next_offset: number;
-  eof: boolean;
-}
 
 /**
  * `GET /artifact?job_id=…&path=…`: a file of a job's artifacts folder as a download, read through

@@ -1,6 +1,7 @@
 // skillctl's command table loads neither the MCP SDK nor the daemon's schema compiler: only
 // `skillctl mcp` and `skillctl skills validate|new` need them, and every other command would pay
-// for them at each start (about 30 MiB resident and half a second on a small machine).
+// for them at each start (about 30 MiB resident and half a second on a small machine). A file of
+// its own (not lazy-driver's): the daemon loads Ajv, and a process cannot unload it.
 import t from 'tap';
 import { createRequire } from 'node:module';
 

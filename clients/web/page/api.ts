@@ -1,5 +1,7 @@
 // How the page talks to `skillctl web`: calls (POST /rpc) and event streams (GET /events).
 import { useEffect, useRef, useState } from 'preact/hooks';
+// The wire's shapes, as skillctl reads them: types only, erased from what the browser loads.
+import type { CodedError, InteractionView, JobEvent as WireJobEvent, JobView, PendingQuestion, ResultView, SkillView } from '../../wire.js';
 
 /** An error answer: the daemon's stable code and message, or the page server's own. */
 export class CallError extends Error {
@@ -90,77 +92,34 @@ export function useEvents(jobId: string | null, handlers: StreamHandlers): void 
   }, [jobId]);
 }
 
-/** One `job/event`. */
-export interface JobEvent {
-  job_id: string;
-  seq: number;
-  ts: string;
-  type: string;
+/** One `job/event`: its data, for the page, an object (or null). */
+export interface JobEvent extends WireJobEvent {
   data: Record<string, unknown> | null;
 }
 
-/** A coded error of a job or skill. */
-export interface CodedError {
-  code: string;
-  message: string;
-  path?: string;
-}
-
-/** A job as jobs/get and jobs/list give it (the fields the page reads). */
-export interface Job {
-  job_id: string;
-  skill_id: string;
-  engine: string;
-  execution_mode: string;
-  status: string;
-  created_at: string;
+/** A job as jobs/get and jobs/list give it, with the fields the page reads besides the common ones. */
+export interface Job extends JobView {
   updated_at: string;
   finished_at: string | null;
   attempt: number;
   host?: string | null;
-  error: CodedError | null;
   pending_interaction_id: number | null;
   wait_deadline_at: string | null;
-  approvals?: string;
 }
 
-export interface PendingOption {
-  label: string;
-  value: unknown;
-}
-
-/** A question (jobs/pending's `pending`). */
-export interface Pending {
-  interaction_id: number;
-  prompt: string;
-  kind: string;
-  options?: PendingOption[];
+/** A question (jobs/pending's `pending`), with the hints an approval carries. */
+export interface Pending extends PendingQuestion {
   ui_hints?: { approval?: { kind: string; summary: string } } & Record<string, unknown>;
   context?: { request?: unknown } & Record<string, unknown>;
 }
 
-/** One round of jobs/history. */
-export interface Interaction {
-  interaction_id: number;
-  prompt: string;
-  kind: string;
-  response: unknown;
-  resolution_mode: string | null;
-  asked_at: string;
-  replied_at: string | null;
-}
-
-/** A skill as skills/list gives it. */
-export interface Skill {
-  id: string;
+/** A skill as skills/list gives it, with its name and description. */
+export interface Skill extends SkillView {
   name?: string;
   description?: string;
-  version: string | null;
-  status: string;
-  execution_modes: string[];
-  effective_engines: string[];
-  warnings?: string[];
-  error?: CodedError;
 }
 
+export type { CodedError, InteractionView as Interaction, ResultView as Result };
+
+/** The statuses after which a job does not change (clients/wire.ts has them too; the page cannot load that module). */
 export const TERMINAL = ['succeeded', 'failed', 'canceled'];

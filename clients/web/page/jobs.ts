@@ -20,14 +20,12 @@ function ordered(jobs: Map<string, Job>): Job[] {
   return [...jobs.values()].sort((a, b) => Number(b.status === 'waiting_user') - Number(a.status === 'waiting_user') || (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0));
 }
 
-/** The list with a job it holds moved to `status` (left out when the filter no longer takes it). */
-function moved(jobs: Map<string, Job> | null, jobId: string, status: string, filters: Filters): Map<string, Job> | null {
-  const job = jobs?.get(jobId);
-  if (jobs === null || job === undefined) return jobs;
+/** The list with `job` as it is now: in it when the filter takes it, else out of it. */
+function placed(jobs: Map<string, Job> | null, job: Job, filters: Filters): Map<string, Job> | null {
+  if (jobs === null) return jobs;
   const next = new Map(jobs);
-  const now = { ...job, status };
-  if (matches(now, filters)) next.set(jobId, now);
-  else next.delete(jobId);
+  if (matches(job, filters)) next.set(job.job_id, job);
+  else next.delete(job.job_id);
   return next;
 }
 
@@ -70,13 +68,7 @@ export function JobsPage() {
       // An event that came while the answer was on its way is newer than it.
       const last = heard.current.get(jobId);
       const job = last !== undefined && last.ts > fetched.updated_at ? { ...fetched, status: last.to } : fetched;
-      setJobs((current) => {
-        if (current === null) return current;
-        const next = new Map(current);
-        if (matches(job, filters)) next.set(job.job_id, job);
-        else next.delete(job.job_id);
-        return next;
-      });
+      setJobs((current) => placed(current, job, filters));
     } catch {
       // Gone meanwhile (removed): the list shows what it had.
     } finally {
@@ -91,7 +83,12 @@ export function JobsPage() {
       heard.current.set(event.job_id, { to, ts: event.ts });
       // A job in the list shows its new status at once, from the event itself.
       const known = jobs?.get(event.job_id);
-      if (known !== undefined) setJobs((current) => moved(current, event.job_id, to, filters));
+      if (known !== undefined) {
+        setJobs((current) => {
+          const held = current?.get(event.job_id);
+          return held === undefined ? current : placed(current, { ...held, status: to }, filters);
+        });
+      }
       // A job not in the list (new, or outside the filter until now), or not on a host yet: asked for,
       // once the new status is drawn (starting a request takes the browser a moment).
       if ((known === undefined || known.host === null || known.host === undefined) && !asking.current.has(event.job_id)) setTimeout(() => void fetchJob(event.job_id), 0);

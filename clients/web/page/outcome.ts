@@ -1,17 +1,8 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { call, CallError, type CodedError } from './api.js';
+import { call, CallError, type Result } from './api.js';
 import { ErrorLine } from './parts.js';
 import { shown, valueText } from './text.js';
-
-interface Result {
-  status: string;
-  output: unknown;
-  artifacts: string[];
-  warnings: string[];
-  error: CodedError | null;
-  left_out?: string[];
-}
 
 /** The name of an artifact within the folder, from the path jobs/result lists. */
 function artifactName(path: string): string {
