@@ -290,6 +290,12 @@ export class Supervisor {
     if (report.outcome.kind === 'canceled' && this.#closing) return; // settled as interrupted at the next start
     const { decision, session_handle } = decideReport(job, report, skill);
     this.#d.logger.info({ job_id: jobId, attempt: job.attempt, exit: report.exit, decision: decision.status }, 'turn finished');
+    // A job that ends with its live process ends once that is gone: finished means its slot is free.
+    const session = decision.status === 'waiting_user' ? undefined : this.#sessions.get(jobId);
+    if (session !== undefined) {
+      this.#sessions.delete(jobId);
+      await session.stop();
+    }
     await this.#settle(job, decision, session_handle);
   }
 
@@ -372,13 +378,19 @@ export class Supervisor {
     this.#d.logger.info({ job_id: job.job_id, from: job.status, to, event }, 'job status');
     // A move that keeps the status (a rescue) changes no status: clients see its warning event.
     if (to !== job.status) this.#d.events.emit(job.job_id, 'status_changed', { from: job.status, to });
-    if (isTerminal(to) || (to === 'waiting_user' && next.interactive_profile?.kind !== 'sticky_process')) this.#d.pool.release(job.job_id);
+    // A live process that outlasts its job keeps the slot until it is gone: the slot is a process's.
+    const session = isTerminal(to) ? this.#sessions.get(job.job_id) : undefined;
+    if (session !== undefined) {
+      this.#sessions.delete(job.job_id);
+      const release = (): void => this.#d.pool.release(job.job_id);
+      session.stop().then(release, (error: unknown) => {
+        this.#d.logger.error({ job_id: job.job_id, err: error }, 'could not stop the live process of a finished job');
+        release();
+      });
+    } else if (isTerminal(to) || (to === 'waiting_user' && next.interactive_profile?.kind !== 'sticky_process')) this.#d.pool.release(job.job_id);
     if (isTerminal(to)) this.#d.pool.withdraw(job.job_id);
     if (job.status === 'waiting_user' && to !== 'waiting_user') this.#deadlines.clear(job.job_id);
     if (isTerminal(to)) {
-      const session = this.#sessions.get(job.job_id);
-      this.#sessions.delete(job.job_id);
-      if (session !== undefined) void session.stop();
       this.#d.events.emit(job.job_id, 'finished', { status: to, error: next.error });
       this.#bases.forget(job.job_id);
       this.#histories.forget(job.job_id);

@@ -101,6 +101,25 @@ t.test('two sticky jobs waiting hold both slots; a third job queues until one en
   t.match(await client.request('daemon/status'), { slots: { used: 0, queued: 0 } });
 });
 
+t.test('a finished sticky job keeps its slot until its live process is gone', async (t) => {
+  // One slot, and a live process that ends only at the grace period's kill: the queued job may
+  // start only once it is gone, so no moment has more engines than slots.
+  const slow = { command: [join(FIXTURES, 'fake-gemini.mjs')], env: { ...stickyEnv, FAKE_ENGINE_IGNORE_SIGTERM: '1' } };
+  const single = await TestDaemon.start({ config: { max_concurrent: 1, kill_grace_ms: 1000, engines: { ...engines, gemini: slow } } });
+  t.teardown(() => single.cleanup());
+  const own = await single.client();
+  const created = await own.request<JobView>('jobs/create', { skill_id: 'echo-both', engine: 'gemini', execution_mode: 'interactive', input: { scenario: 'ask' } });
+  await waitForStatus(own, created.job_id, ['waiting_user']);
+  const pid = await single.enginePid(created.job_id);
+  const next = await own.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { emit: { greeting: 'after' } } });
+  t.match(await own.request('daemon/status'), { slots: { used: 1, queued: 1 } });
+  await own.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: 'done' });
+  t.equal((await waitForStatus(own, created.job_id)).status, 'succeeded');
+  t.equal((await waitForStatus(own, next.job_id, ['running', 'succeeded'])).job_id, next.job_id);
+  t.notOk(alive(pid), 'the finished job\'s process was gone before the next job started');
+  t.equal((await waitForStatus(own, next.job_id)).status, 'succeeded');
+});
+
 t.test('a live session takes a first prompt of any size: it is a message of the protocol', async (t) => {
   const greeting = 'g'.repeat(200_000);
   const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine: 'codex', execution_mode: 'interactive', input: { scenario: 'ask', emit: { greeting } } });
