@@ -71,14 +71,15 @@ beforeRestart.push(t.test('API-7 LC-8 API-8 LC-10 API-11 strict by default waits
   t.equal(strictWaiting.wait_deadline_at, null, 'LC-8 a strict resumable wait has no deadline');
 
   // The non-strict job starts after the strict one waits, so its deadline passes after the strict job's session_timeout_sec.
-  const lenient = await createInteractive(client, 'gemini', { session_timeout_sec: 1, interactive_require_user_reply: false, input: { scenario: 'ask', emit: { greeting: 'auto' } } });
+  // Its wait is long enough to be seen as waiting on a busy machine before its deadline passes.
+  const lenient = await createInteractive(client, 'gemini', { session_timeout_sec: 3, interactive_require_user_reply: false, input: { scenario: 'ask', emit: { greeting: 'auto' } } });
   t.equal(lenient.interactive_require_user_reply, false, 'API-8 false is accepted and kept');
   const trail = statusTrail(daemon, lenient.job_id);
   const waiting = await untilWaiting(client, lenient.job_id);
   t.equal(waiting.status, 'waiting_user', 'the non-strict job waits first');
   const deadline = Date.parse(waiting.wait_deadline_at ?? '');
   const [asked] = await historyOf(client, lenient.job_id);
-  t.equal(deadline - Date.parse(asked?.asked_at ?? ''), 1000, 'LC-10 wait_deadline_at = the moment the question was recorded + session_timeout_sec');
+  t.equal(deadline - Date.parse(asked?.asked_at ?? ''), 3000, 'LC-10 wait_deadline_at = the moment the question was recorded + session_timeout_sec');
   t.ok(deadline > Date.parse(waiting.updated_at), 'the deadline lies ahead when waiting_user is entered');
 
   const done = (await waitForStatus(client, lenient.job_id)) as Job;
@@ -109,7 +110,8 @@ beforeRestart.push(t.test('API-7 LC-8 API-8 LC-10 API-11 strict by default waits
 }));
 
 beforeRestart.push(t.test('LC-10 a non-strict wait answered before its deadline is a user reply, and the deadline does not fire afterwards', async (t) => {
-  const job = await createInteractive(client, 'iflow', { session_timeout_sec: 1, interactive_require_user_reply: false, input: { scenario: 'ask_twice' } });
+  // Long enough for the reply to come first on a busy machine; round 2's deadline then passes.
+  const job = await createInteractive(client, 'iflow', { session_timeout_sec: 5, interactive_require_user_reply: false, input: { scenario: 'ask_twice' } });
   const first = await untilWaiting(client, job.job_id);
   t.not(first.wait_deadline_at, null);
   await client.request('jobs/reply', { job_id: job.job_id, interaction_id: 1, response: 'quick' });
@@ -135,7 +137,8 @@ t.test('PR-3 LC-8 LC-10 waiting resumable jobs across a daemon restart (SIGTERM,
   const pendingBefore = await c1.request('jobs/pending', { job_id: strict.job_id });
   await Promise.all(beforeRestart);
   // Created last, so that its deadline is still ahead when the daemon stops.
-  const lenient = await createInteractive(c1, 'iflow', { session_timeout_sec: 2, interactive_require_user_reply: false, input: { scenario: 'ask_plain' } });
+  // Its deadline leaves the first daemon time to stop on a busy machine (coverage is written at exit).
+  const lenient = await createInteractive(c1, 'iflow', { session_timeout_sec: 6, interactive_require_user_reply: false, input: { scenario: 'ask_plain' } });
   const lenientBefore = await untilWaiting(c1, lenient.job_id);
   t.equal(lenientBefore.status, 'waiting_user');
   t.equal(await first.stop(), 0, 'the first daemon stopped cleanly');

@@ -77,11 +77,12 @@ t.test('an engine that ended while the daemon was away ends its turn as it ended
 });
 
 t.test('a hard timeout that passed while the daemon was away stops the turn at the start, as TIMEOUT', async (t) => {
-  const { daemon, job, pid } = await holding(t, { hard_timeout_sec: 1 });
+  // Long enough for the engine to start and be seen on a busy machine, before the daemon goes.
+  const { daemon, job, pid } = await holding(t, { hard_timeout_sec: 5 });
   const { started_at } = JSON.parse(await readFile(join(daemon.runDir(job.job_id), 'engine', 'keeper.json'), 'utf8')) as { started_at: string };
   await daemon.kill();
   // The deadline passes while no daemon is there; the engine would wait forever.
-  while (Date.now() <= Date.parse(started_at) + 1000) await new Promise((resolve) => setTimeout(resolve, 50));
+  while (Date.now() <= Date.parse(started_at) + 5000) await new Promise((resolve) => setTimeout(resolve, 50));
 
   const again = await TestDaemon.start({ dir: daemon.dir, config });
   t.teardown(() => again.stop());
