@@ -73,18 +73,18 @@ for (const engine of ENGINE_NAMES) {
 
   t.test(`${engine}: a turn past hard_timeout_sec is stopped and fails with TIMEOUT`, async (t) => {
     const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine, input: { scenario: 'hang_stubborn' }, hard_timeout_sec: 3 });
-    // The pid file is written as the engine starts, well within the limit even on a loaded machine.
-    const pid = await daemon.enginePid(created.job_id);
+    // No pid is read: on a busy machine the engine may start only as the limit passes.
     const job = await waitForStatus(client, created.job_id);
     t.equal(job.status, 'failed');
     t.equal(job.error?.code, 'TIMEOUT');
-    t.notOk(alive(pid), 'a process that ignores SIGTERM is killed after the grace period');
+    t.same(jobProcesses(created.job_id), [], 'a process that ignores SIGTERM is killed after the grace period');
   });
 }
 
 // Under process-group containment, job marks are what lead to these tools (test/e2e/containment.test.ts has the cgroup side).
 t.test('process_group containment', async (t) => {
-  const groups = await TestDaemon.start({ config: { kill_grace_ms: 300, process_containment: 'process_group' } });
+  // A grace period no busy machine outlasts: the engines here end at SIGTERM (term_escape starts its tool then).
+  const groups = await TestDaemon.start({ config: { kill_grace_ms: 60_000, process_containment: 'process_group' } });
   t.teardown(() => groups.cleanup());
   const c = await groups.client();
 

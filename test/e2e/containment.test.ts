@@ -103,10 +103,14 @@ t.test('cgroup containment', { skip }, async (t) => {
   });
 
   t.test('a tool started while the engine is being stopped is gone when the cancel answers', async (t) => {
-    const created = await create('codex', 'term_escape');
-    await waitForFile(join(daemon.runDir(created.job_id), 'workspace', '.fake-engine', 'child-pid'));
-    t.match(await client.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
-    t.ok(Number(await readFile(join(daemon.runDir(created.job_id), 'workspace', '.fake-engine', 'orphan-pid'), 'utf8')) > 0, 'the engine started a tool as it was stopped');
+    // A grace period no busy machine outlasts: the engine starts its tool at SIGTERM, before the kill.
+    const polite = await TestDaemon.start({ config: { kill_grace_ms: 60_000, engines, process_containment: 'cgroup' } });
+    t.teardown(() => polite.cleanup());
+    const own = await polite.client();
+    const created = await own.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'term_escape' } });
+    await waitForFile(join(polite.runDir(created.job_id), 'workspace', '.fake-engine', 'child-pid'));
+    t.match(await own.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
+    t.ok(Number(await readFile(join(polite.runDir(created.job_id), 'workspace', '.fake-engine', 'orphan-pid'), 'utf8')) > 0, 'the engine started a tool as it was stopped');
     t.same(jobProcesses(created.job_id), [], 'the tool born during the stop is gone');
     t.same(cgroupsOf(created.job_id), []);
   });

@@ -99,13 +99,14 @@ t.test('a job keeps the snapshot of its skill even when the skill changes later'
 });
 
 t.test('a skill that never loaded is invalid and cannot be run; removing a folder removes the skill', async (t) => {
-  const notified = changed(client, 'broken');
+  // A slow copy or removal may be seen half done first: each waits for the view it ends in.
+  const notified = changedTo('broken', (view) => /folder name/.test(view?.error?.message ?? ''));
   await cp(join(TEST_SKILLS, 'echo-auto'), join(skillsDir, 'broken'), { recursive: true });
   await notified;
   t.match(await skill('broken'), { status: 'invalid', version: null, error: { code: 'SKILL_MANIFEST_INVALID', message: /folder name/ } });
   const error = await client.request('jobs/create', { skill_id: 'broken', engine: 'codex' }).catch((e: { dataCode: string }) => e.dataCode);
   t.equal(error, 'SKILL_INVALID');
-  const removed = changed(client, 'broken');
+  const removed = changedTo('broken', (view) => view === undefined);
   await rm(join(skillsDir, 'broken'), { recursive: true });
   await removed;
   t.equal(await skill('broken'), undefined);

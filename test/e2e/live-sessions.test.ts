@@ -140,11 +140,12 @@ for (const engine of LIVE_ENGINES) {
   });
 
   t.test(`${engine}: an approval past a non-strict deadline is denied for the user; past a strict one the job fails INTERACTION_WAIT_TIMEOUT`, async (t) => {
-    const lenient = await asking({ session_timeout_sec: 1, interactive_require_user_reply: false });
+    // Waits long enough to be seen waiting on a busy machine before their deadlines pass.
+    const lenient = await asking({ session_timeout_sec: 3, interactive_require_user_reply: false });
     t.match(await waitForStatus(client, lenient.jobId), { status: 'succeeded' });
     t.match(await client.request('jobs/result', { job_id: lenient.jobId }), { output: { approved: false } });
     t.match(await client.request('jobs/history', { job_id: lenient.jobId }), { interactions: [{ kind: 'approval', resolution_mode: 'auto_decide_timeout' }] });
-    const strict = await asking({ session_timeout_sec: 1 });
+    const strict = await asking({ session_timeout_sec: 3 });
     t.match(await waitForStatus(client, strict.jobId), { status: 'failed', error: { code: 'INTERACTION_WAIT_TIMEOUT' } });
     await waitUntilGone(strict.pid);
   });

@@ -51,7 +51,8 @@ t.test('a job waiting for an approval cannot be rescued: its turn died with the 
 });
 
 t.test('a non-strict rescued wait keeps its deadline, and is auto-decided at it', async (t) => {
-  const { job, pid } = await waiting('claude', { interactive_require_user_reply: false, session_timeout_sec: 2 });
+  // Long enough for the process to be killed on a busy machine before the deadline passes.
+  const { job, pid } = await waiting('claude', { interactive_require_user_reply: false, session_timeout_sec: 5 });
   process.kill(pid, 'SIGKILL');
   await waitUntilGone(pid);
   const done = await waitForStatus(client, job.job_id);

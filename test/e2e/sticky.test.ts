@@ -53,7 +53,8 @@ for (const engine of ENGINE_NAMES) {
 }
 
 t.test('LC-6 LC-9 PR-13 a strict sticky wait past session_timeout_sec kills the process and fails INTERACTION_WAIT_TIMEOUT', async (t) => {
-  const { job, pid } = await waitingJob('gemini', { session_timeout_sec: 1 });
+  // Long enough to be seen waiting, with its process, on a busy machine before the deadline passes.
+  const { job, pid } = await waitingJob('gemini', { session_timeout_sec: 3 });
   t.equal(job['interactive_require_user_reply'], true);
   const failed = await waitForStatus(client, job.job_id);
   t.match(failed, { status: 'failed', error: { code: 'INTERACTION_WAIT_TIMEOUT' } });
@@ -64,7 +65,7 @@ t.test('LC-6 LC-9 PR-13 a strict sticky wait past session_timeout_sec kills the 
 });
 
 t.test('LC-11 API-11 a non-strict sticky wait past its deadline writes the auto-decide instruction to the live process', async (t) => {
-  const { job, pid } = await waitingJob('iflow', { session_timeout_sec: 1, interactive_require_user_reply: false });
+  const { job, pid } = await waitingJob('iflow', { session_timeout_sec: 3, interactive_require_user_reply: false });
   const done = await waitForStatus(client, job.job_id);
   t.equal(done.status, 'succeeded');
   const calls = await daemon.engineCalls(job.job_id);

@@ -63,7 +63,12 @@ t.test(
       listener.kill();
       if (listener.exitCode === null) await once(listener, 'exit');
     });
-    for (let i = 0; i < 100 && !(await readFile(notifySocket).then(() => true, (e: NodeJS.ErrnoException) => e.code !== 'ENOENT')); i += 1) await new Promise((r) => setTimeout(r, 20));
+    // Waits that catch a hang: long enough for anything a busy machine merely delays.
+    const until = Date.now() + 60_000;
+    while (!(await readFile(notifySocket).then(() => true, (e: NodeJS.ErrnoException) => e.code !== 'ENOENT'))) {
+      if (Date.now() > until) throw new Error('socat made no notify socket');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const daemon = spawn(process.execPath, [DAEMON_BIN, '--socket', join(dir, 's.sock'), '--state-dir', join(dir, 'state'), '--skills-dir', TEST_SKILLS], { env: { ...process.env, NOTIFY_SOCKET: notifySocket }, stdio: 'ignore' });
     t.teardown(async () => {
       if (daemon.exitCode === null) {
@@ -72,7 +77,8 @@ t.test(
       }
     });
     let text = '';
-    for (let i = 0; i < 250 && !text.includes('READY=1'); i += 1) {
+    const ready = Date.now() + 60_000;
+    while (!text.includes('READY=1') && Date.now() < ready) {
       text = await readFile(received, 'utf8').catch(() => '');
       await new Promise((r) => setTimeout(r, 20));
     }

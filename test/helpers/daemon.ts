@@ -311,8 +311,14 @@ function readFileSyncSafe(path: string): string | null {
   }
 }
 
+/**
+ * How long the waits below wait before they fail: they catch a hang, so long enough for anything
+ * a busy machine merely delays (a cold engine start with coverage and a sandbox takes seconds).
+ */
+const WAIT_LIMIT_MS = 60_000;
+
 /** Waits for a file to exist (the fake engine writes its pid files as it starts). */
-export async function waitForFile(path: string, timeoutMs = 10_000): Promise<string> {
+export async function waitForFile(path: string, timeoutMs = WAIT_LIMIT_MS): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const text = await readFile(path, 'utf8').catch(() => null);
@@ -323,7 +329,7 @@ export async function waitForFile(path: string, timeoutMs = 10_000): Promise<str
 }
 
 /** Waits for a file to be removed (what the daemon cleans up after a process has ended). */
-export async function waitUntilRemoved(path: string, timeoutMs = 10_000): Promise<void> {
+export async function waitUntilRemoved(path: string, timeoutMs = WAIT_LIMIT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (existsSync(path)) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${path} to be removed`);
@@ -332,7 +338,7 @@ export async function waitUntilRemoved(path: string, timeoutMs = 10_000): Promis
 }
 
 /** Waits until the process is gone (a zombie counts as gone), e.g. after a teardown killed it. */
-export async function waitUntilGone(pid: number, timeoutMs = 10_000): Promise<void> {
+export async function waitUntilGone(pid: number, timeoutMs = WAIT_LIMIT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (alive(pid)) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for process ${pid} to end`);
