@@ -13,7 +13,7 @@ export interface EngineInfo {
   interactive_profile: InteractiveProfile;
 }
 
-/** `<command> --version`, cached per engine command line and environment. */
+/** `<command> --version`, cached per engine command line and environment (unless it ran out of time). */
 export class EngineCatalog {
   readonly #configs: Readonly<Record<EngineName, EngineConfig>>;
   readonly #baseEnv: Readonly<Record<string, string>>;
@@ -52,10 +52,11 @@ export class EngineCatalog {
     const key = JSON.stringify([command, this.envFor(name)]);
     let cached = this.#versions.get(key);
     if (cached === undefined) {
-      cached = runShort([...command, '--version'], this.envFor(name), VERSION_TIMEOUT_MS).then((run) => ({
-        available: run.error === null,
-        version: run.ok ? (run.stdout.trim().split('\n')[0] ?? '').trim() || null : null,
-      }));
+      cached = runShort([...command, '--version'], this.envFor(name), VERSION_TIMEOUT_MS).then((run) => {
+        // Out of time is not an answer (a busy machine): the next call asks again.
+        if (run.timedOut) this.#versions.delete(key);
+        return { available: run.error === null, version: run.ok ? (run.stdout.trim().split('\n')[0] ?? '').trim() || null : null };
+      });
       this.#versions.set(key, cached);
     }
     return cached;

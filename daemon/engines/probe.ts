@@ -10,7 +10,8 @@ export type ShortRunner = (argv: readonly string[], env: Readonly<Record<string,
 /**
  * The resume-capability probe (PR-1, PR-2): `<command> --help` must mention the engine's resume
  * hint and the engine's resume help must exit 0. Pass → resumable; else sticky_process. Results
- * are cached per command line and environment, so a changed engine config is probed afresh.
+ * are cached per command line and environment, so a changed engine config is probed afresh; one
+ * that ran out of time is not kept.
  */
 export class ProfileProbe {
   readonly #configs: Readonly<Record<EngineName, EngineConfig>>;
@@ -30,26 +31,29 @@ export class ProfileProbe {
     const key = JSON.stringify([config.command, this.#envFor(name)]);
     let cached = this.#cache.get(key);
     if (cached === undefined) {
-      cached = this.#probe(name, config.command);
+      const probing = this.#probe(name, config.command);
+      cached = probing.then(({ profile }) => profile);
       this.#cache.set(key, cached);
+      // A probe that ran out of time says nothing lasting about the engine: the next job probes again.
+      void probing.then(({ timedOut }) => timedOut && this.#cache.delete(key));
     }
     return cached;
   }
 
-  async #probe(name: EngineName, command: readonly string[]): Promise<InteractiveProfile> {
+  async #probe(name: EngineName, command: readonly string[]): Promise<{ profile: InteractiveProfile; timedOut: boolean }> {
     const { helpHint, resumeCheckArgs } = ENGINES[name].probe;
     const env = this.#envFor(name);
     const help = await this.#run([...command, '--help'], env, PROBE_TIMEOUT_MS);
     const shown = `${command.join(' ')} --help`;
-    if (help.error !== null) return sticky(`${shown} failed: ${help.error}`);
+    if (help.error !== null) return sticky(`${shown} failed: ${help.error}`, help.timedOut);
     if (!`${help.stdout}\n${help.stderr}`.includes(helpHint)) return sticky(`${shown} does not mention "${helpHint}"`);
     const check = await this.#run([...command, ...resumeCheckArgs], env, PROBE_TIMEOUT_MS);
     const checkShown = `${command.join(' ')} ${resumeCheckArgs.join(' ')}`;
-    if (!check.ok) return sticky(`${checkShown} ${check.error ?? `exited with code ${String(check.code)}`}`);
-    return { kind: 'resumable', reason: `${shown} mentions "${helpHint}" and ${checkShown} exits 0` };
+    if (!check.ok) return sticky(`${checkShown} ${check.error ?? `exited with code ${String(check.code)}`}`, check.timedOut);
+    return { profile: { kind: 'resumable', reason: `${shown} mentions "${helpHint}" and ${checkShown} exits 0` }, timedOut: false };
   }
 }
 
-function sticky(reason: string): InteractiveProfile {
-  return { kind: 'sticky_process', reason: `resume probe failed: ${reason}` };
+function sticky(reason: string, timedOut = false): { profile: InteractiveProfile; timedOut: boolean } {
+  return { profile: { kind: 'sticky_process', reason: `resume probe failed: ${reason}` }, timedOut };
 }

@@ -2,6 +2,8 @@ import { execa } from 'execa';
 
 export interface ShortRun {
   ok: boolean;
+  /** It ran out of time (and was killed): a busy machine as much as a broken command. */
+  timedOut: boolean;
   code: number | null;
   stdout: string;
   stderr: string;
@@ -34,5 +36,5 @@ export async function runShort(argv: readonly string[], env: Readonly<Record<str
     }
   }
   const error = result.timedOut ? `timed out after ${timeoutMs} ms` : result.exitCode === undefined ? (result.shortMessage ?? 'could not start') : null;
-  return { ok: result.exitCode === 0, code: result.exitCode ?? null, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? ''), error };
+  return { ok: result.exitCode === 0, timedOut: result.timedOut, code: result.exitCode ?? null, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? ''), error };
 }
