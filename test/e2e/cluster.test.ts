@@ -289,7 +289,10 @@ t.test('daemon/hosts and skillctl hosts: every host of the store, its state and 
   await a.client.request('jobs/cancel', { job_id: hang.job_id });
   await b.daemon.stop();
   const after = await a.client.request<{ hosts: Array<{ host_id: string; state: string }> }>('daemon/hosts');
-  t.same(after.hosts.map((h) => [h.host_id, h.state]), [['host-a', 'live'], ['host-b', 'stopped']], 'a host that left says so');
+  // Stopped, its lease ends at once: host-a, once it has renewed its own for a whole lease (a busy
+  // machine may get there during this test), takes what it left (docs/cluster.md), and it reads reaped.
+  t.match(after.hosts.map((h) => [h.host_id, h.state]), [['host-a', 'live'], ['host-b', /^(stopped|reaped)$/]], 'a host that left says so');
+  t.equal(after.hosts.length, 2);
 });
 
 t.test('retention across hosts: a job removed through one host loses its run folder on the host that ran it, at that host\'s next round', { skip }, async (t) => {

@@ -1,9 +1,9 @@
 // Slots and the resumable profile through the real daemon with max_concurrent 1
 // (LC-3, LC-4, cancel, "a slot is never leaked"). Tests run one after the other: they count slots.
 import t from 'tap';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { RELEASE_FILE, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 
 interface Job extends JobView {
   attempt: number;
@@ -92,11 +92,13 @@ async function untilWaiting(jobId: string): Promise<Job> {
 const IDLE: Slots = { max: 1, used: 0, queued: 0 };
 
 t.test('LC-3 a resumable job entering waiting_user releases its slot; a queued job starts and runs while the first waits; slots.used is 0 while only waiting jobs remain', async (t) => {
-  // The first turn is slowed down so that the second job is certainly queued behind it.
-  const a = await interactive('codex', { scenario: 'ask', delay_ms: 400 });
+  // The first turn goes on only once released, so that the second job is certainly queued behind it.
+  const a = await interactive('codex', { scenario: 'ask', release_file: RELEASE_FILE });
   const b = await hanging('gemini');
   t.equal(b.status, 'queued', 'B queues behind A');
   t.same(await slots(), { max: 1, used: 1, queued: 1 }, 'A holds the only slot, B waits for it');
+  await daemon.enginePid(a.job_id); // its workspace is made
+  await writeFile(join(daemon.runDir(a.job_id), 'workspace', RELEASE_FILE), '');
 
   await waitForStatus(client, b.job_id, ['running']);
   t.equal((await get(a.job_id)).status, 'waiting_user', 'B runs while A waits');

@@ -151,10 +151,11 @@ async function lookedAfter<T>(sender: Host, settled: Promise<T>): Promise<T> {
 }
 
 /** Polls a condition of the database, bounded. */
+/** Waits for `condition`; gives up after a minute (a hang, not a busy machine). */
 async function waitFor(condition: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 500; i += 1) {
-    if (await condition()) return;
+  const until = Date.now() + 60_000;
+  while (!(await condition())) {
+    if (Date.now() > until) throw new Error('condition not met');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  throw new Error('condition not met');
 }
