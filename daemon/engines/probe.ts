@@ -34,8 +34,9 @@ export class ProfileProbe {
       const probing = this.#probe(name, config.command);
       cached = probing.then(({ profile }) => profile);
       this.#cache.set(key, cached);
-      // A probe that ran out of time says nothing lasting about the engine: the next job probes again.
-      void probing.then(({ timedOut }) => timedOut && this.#cache.delete(key));
+      // A probe that ran out of time (or broke) says nothing lasting about the engine: the next job probes again.
+      const forget = (): boolean => this.#cache.delete(key);
+      void probing.then(({ timedOut }) => timedOut && forget(), forget);
     }
     return cached;
   }
