@@ -3,6 +3,7 @@ import { DaemonUnreachableError, RpcCallError, RpcClient } from '../../rpc/clien
 import { lastingJobEvents, type SubscribeParams } from '../events.js';
 import { ClientLink, RECONNECT_EVERY_MS } from '../link.js';
 import type { JobEvent } from '../wire.js';
+import { Feed } from './feed.js';
 
 /**
  * The methods the page may call through `POST /rpc`: reading jobs and skills, answering, starting,
@@ -34,12 +35,22 @@ export type CallAnswer = { result: unknown } | { error: { code: string; message:
 export type SendEvent = (name: string, data: unknown, id?: number) => void;
 
 /**
+ * The most job views whose events the page server follows at once, each over a daemon connection
+ * of its own: with the calls' and the lists' connections, at most 18 of the daemon's
+ * `max_connections` (64), however many tabs are open. One more is refused (`TOO_MANY_STREAMS`).
+ */
+export const MAX_JOB_STREAMS = 16;
+
+/**
  * The page's way to the daemon: calls share one connection, made again when the daemon restarts;
- * each event stream has a connection of its own, which follows the daemon through restarts.
+ * every open list shares one stream of every job's changes, and each job view has a stream of its
+ * own (it starts from the job's first event); streams follow the daemon through restarts.
  */
 export class Bridge {
   readonly #socket: string;
+  readonly #everyJob = new Feed((send, signal) => this.#follow({}, send, signal));
   #client: Promise<RpcClient> | null = null;
+  #jobStreams = 0;
 
   constructor(socket: string) {
     this.#socket = socket;
@@ -72,6 +83,21 @@ export class Bridge {
    * it is away the stream waits for it, and a job's stream goes on where it stopped.
    */
   async stream(params: SubscribeParams, send: SendEvent, signal: AbortSignal): Promise<void> {
+    if (params.job_id === undefined) return this.#everyJob.follow(send, signal);
+    if (this.#jobStreams >= MAX_JOB_STREAMS) {
+      send('failure', { code: 'TOO_MANY_STREAMS', message: `the page follows at most ${MAX_JOB_STREAMS} jobs at once: close another job's view, then reload this one` });
+      return;
+    }
+    this.#jobStreams += 1;
+    try {
+      await this.#follow(params, send, signal);
+    } finally {
+      this.#jobStreams -= 1;
+    }
+  }
+
+  /** One subscription over a connection of its own, as `stream` describes. */
+  async #follow(params: SubscribeParams, send: SendEvent, signal: AbortSignal): Promise<void> {
     const link = await this.#link(send, signal);
     if (link === null) return;
     const skills = (): void => void link.client.on('skills/changed', (changed) => send('skills', changed));

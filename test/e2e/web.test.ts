@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { FIXTURES, TEST_SKILLS, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { runSkillctl } from '../helpers/skillctl.js';
-import { exchange, launchBrowser, NO_BROWSER, SCREENS, SCREENSHOTS, screenshot, startWeb } from '../helpers/web.js';
+import { MAX_JOB_STREAMS } from '../../clients/web/bridge.js';
+import { daemonConnections, exchange, launchBrowser, NO_BROWSER, openStream, SCREENS, SCREENSHOTS, screenshot, startWeb } from '../helpers/web.js';
 
 /** What test/helpers/page-audit.js finds in a view: unnamed controls, text of low contrast. */
 const audit = await readFile(join(import.meta.dirname, '..', 'helpers', 'page-audit.js'), 'utf8');
@@ -152,6 +153,32 @@ async function suite(): Promise<void> {
     await tab.locator(`tr[data-job="${done.job_id}"]`).waitFor();
     await screenshot(tab, 'jobs');
     await tab.context().close();
+  });
+
+  t.test('open lists share one daemon connection; job views are followed up to MAX_JOB_STREAMS at once', async (t) => {
+    const first = await opened();
+    const made = await create({ scenario: 'ok' });
+    await first.locator(`tr[data-job="${made.job_id}"]`).waitFor(); // the list's stream is up
+    const holding = await daemonConnections(daemon.socket);
+    const more = [await opened(), await opened()];
+    const next = await create({ scenario: 'ok' });
+    // Each list heard of the job by its stream (it was made after they had loaded).
+    for (const tab of [first, ...more]) await tab.locator(`tr[data-job="${next.job_id}"]`).waitFor();
+    t.equal(await daemonConnections(daemon.socket), holding, 'three open lists hold the connections one did');
+    for (const tab of [first, ...more]) await tab.context().close();
+
+    // Job views, without a browser: a page server of their own, so that none of the others' counts.
+    const own = await startWeb(daemon.socket);
+    t.teardown(() => own.stop());
+    const signIn = await exchange(own.port, `/?token=${own.token}`, { headers: { Host: `127.0.0.1:${own.port}` } });
+    const cookie = String(signIn.headers['set-cookie']).split(';')[0] ?? '';
+    const path = `/events?job_id=${encodeURIComponent(made.job_id)}&after_seq=0`;
+    const streams = Array.from({ length: MAX_JOB_STREAMS }, () => openStream(own.port, path, cookie));
+    t.teardown(() => streams.forEach((stream) => stream.close()));
+    for (const stream of streams) t.match(await stream.next('job'), { job_id: made.job_id, seq: 1 });
+    const refused = openStream(own.port, path, cookie);
+    t.teardown(() => refused.close());
+    t.match(await refused.next('failure'), { code: 'TOO_MANY_STREAMS', message: /at most 16 jobs at once/ });
   });
 
   t.test('a choice: the labels shown, the value of the one picked sent by keyboard; the job goes on', async (t) => {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { once } from 'node:events';
 import { join } from 'node:path';
@@ -85,4 +85,55 @@ export function exchange(port: number, path: string, options: { method?: string;
     req.on('error', reject);
     req.end(options.body);
   });
+}
+
+/** An event stream of the page server read without a browser: the events as they come, and a way to end it. */
+export interface RawStream {
+  /** The next event of that name (its data, parsed), waiting for it. */
+  next(name: string): Promise<unknown>;
+  close(): void;
+}
+
+export function openStream(port: number, path: string, cookie: string): RawStream {
+  const heard: { name: string; data: unknown }[] = [];
+  const waiting: { name: string; resolve: (data: unknown) => void }[] = [];
+  const hear = (name: string, data: unknown): void => {
+    const i = waiting.findIndex((w) => w.name === name);
+    if (i >= 0) waiting.splice(i, 1)[0]?.resolve(data);
+    else heard.push({ name, data });
+  };
+  let buffer = '';
+  const req = request({ host: '127.0.0.1', port, path, headers: { Host: `127.0.0.1:${port}`, Cookie: cookie } }, (res) => {
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      buffer += chunk;
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const name = /^event: (.*)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (name !== undefined && data !== undefined) hear(name, JSON.parse(data));
+      }
+    });
+  });
+  req.on('error', () => undefined);
+  req.end();
+  return {
+    next: (name) => {
+      const i = heard.findIndex((h) => h.name === name);
+      if (i >= 0) return Promise.resolve(heard.splice(i, 1)[0]?.data);
+      return new Promise((resolve) => waiting.push({ name, resolve }));
+    },
+    close: () => req.destroy(),
+  };
+}
+
+/** How many connections the daemon listening at `socket` holds now (its accepted ends, from /proc/net/unix). */
+export async function daemonConnections(socket: string): Promise<number> {
+  const table = await readFile('/proc/net/unix', 'utf8');
+  // Num RefCount Protocol Flags Type St Inode Path: St 03 is connected; the listener is 01.
+  return table.split('\n').filter((line) => {
+    const fields = line.trim().split(/\s+/);
+    return fields[7] === socket && fields[5] === '03';
+  }).length;
 }

@@ -17,6 +17,8 @@ export function JobPage({ jobId }: { jobId: string }) {
   const [rounds, setRounds] = useState<Map<number, Interaction>>(new Map());
   const [pending, setPending] = useState<Pending | null>(null);
   const [error, setError] = useState<CallError | null>(null);
+  // Why the job's events stopped coming (a call that succeeds later does not make that untrue).
+  const [unheard, setUnheard] = useState<CallError | null>(null);
 
   const refresh = useCallback(async () => {
     try {
@@ -53,10 +55,11 @@ export function JobPage({ jobId }: { jobId: string }) {
       void refresh();
     },
     back: () => void refresh(),
-    failure: (failure) => setError(failure),
+    failure: (failure) => setUnheard(failure),
   });
 
-  if (job === null) return html`<h1 tabindex="-1">Job <code>${jobId}</code></h1>${error === null ? html`<p>Loading…</p>` : html`<${ErrorLine} error=${error} />`}`;
+  const failure = error ?? unheard;
+  if (job === null) return html`<h1 tabindex="-1">Job <code>${jobId}</code></h1>${failure === null ? html`<p>Loading…</p>` : html`<${ErrorLine} error=${failure} />`}`;
   const finished = TERMINAL.includes(job.status);
   return html`
     <h1 tabindex="-1">Job <code>${job.job_id}</code></h1>
@@ -74,6 +77,7 @@ export function JobPage({ jobId }: { jobId: string }) {
       </dl>
       ${job.error !== null && html`<${ErrorLine} error=${job.error} />`}
       ${error !== null && html`<${ErrorLine} error=${error} />`}
+      ${unheard !== null && html`<${ErrorLine} error=${unheard} />`}
       <div class="actions">
         ${!finished &&
         html`<${ConfirmButton} label="Cancel job" danger=${true} question="Cancel this job? Its engine is stopped and the job ends as canceled." yes="Cancel the job" no="Keep it running"
