@@ -12,6 +12,10 @@ import type { RpcClient } from '../../rpc/client.js';
 import { ENGINE_NAMES, FIXTURES, processOf, rpcError, TestDaemon, testPostgres, waitForFile, waitForStatus, waitUntilGone, waitUntilRemoved, type JobView } from '../helpers/daemon.js';
 import { runSkillctl } from '../helpers/skillctl.js';
 
+// Three daemons and a PostgreSQL at a time, about a hundred jobs: on two busy cores (the suite runs
+// two files at once) this file took 300 s, the suite's limit per file. It gets a limit of its own.
+t.setTimeout(900_000);
+
 const started = await testPostgres();
 const skip = typeof started === 'string' ? started : false;
 
