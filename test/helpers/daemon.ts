@@ -269,13 +269,17 @@ export interface JobView {
 
 const TERMINAL = new Set(['succeeded', 'failed', 'canceled']);
 
-/** Waits, by subscription (no polling), until the job's status is one of `statuses`. */
+/**
+ * Waits, by subscription (no polling), until the job's status is one of `statuses`, or a terminal
+ * one: a finished job changes no more, so waiting on would only end at the file's time limit. The
+ * job is given as it then is: a caller that wanted another status says so in its assertion.
+ */
 export async function waitForStatus(client: RpcClient, jobId: string, statuses: string[] = [...TERMINAL]): Promise<JobView> {
   let done: (job: JobView) => void = () => undefined;
   const reached = new Promise<JobView>((r) => (done = r));
   const check = async (): Promise<void> => {
     const job = await client.request<JobView>('jobs/get', { job_id: jobId });
-    if (statuses.includes(job.status)) done(job);
+    if (statuses.includes(job.status) || TERMINAL.has(job.status)) done(job);
   };
   const off = client.on('job/event', (params) => {
     const event = params as { job_id: string; type: string };
