@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { stopAtExit } from './at-exit.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -114,7 +115,7 @@ export class TestDaemon {
     const socket = options.socket ?? join(dir, 'skilld.sock');
     const args = [options.bin ?? DAEMON_BIN, '--config', join(dir, 'config.json'), '--socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'debug'];
     for (const s of skills) args.push('--skills-dir', s);
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
+    const child = stopAtExit(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } }));
     const daemon = new TestDaemon(dir, socket, child);
     await daemon.#waitReady();
     return daemon;

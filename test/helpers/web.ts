@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { stopAtExit } from './at-exit.js';
 import { ROOT, SKILLCTL_BIN } from './daemon.js';
 
 /** The system's browser the page's tests drive: Debian's chromium (.ci/run installs it), or $SKILLD_TEST_CHROMIUM. */
@@ -32,7 +33,7 @@ export interface WebPage {
 
 /** Starts the built `skillctl web --json` on `socket` and waits for the address it prints. */
 export async function startWeb(socket: string, args: string[] = []): Promise<WebPage> {
-  const child = spawn(process.execPath, [SKILLCTL_BIN, 'web', '--socket', socket, '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = stopAtExit(spawn(process.execPath, [SKILLCTL_BIN, 'web', '--socket', socket, '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] }));
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const exited = once(child, 'exit').then(([code]) => {
     throw new Error(`skillctl web exited with ${String(code)} before it printed its address`);
