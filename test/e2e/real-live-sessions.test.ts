@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { realEngineBins } from '../fixtures/engine-homes.js';
 import { ROOT, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
 import { HOMES, killEach, processesIn, realEngineRig, type RealEngine } from '../helpers/real-engine-runs.js';
+import { processAlive } from '../../bench/lib/proc.js';
 
 /**
  * Sticky jobs on the real CLIs, offline, through the daemon: one live engine process per job
@@ -30,6 +31,28 @@ async function engineRoots(workspace: string): Promise<number[]> {
   return treeRoots(await processesIn(workspace));
 }
 
+/** The parent of a process; null once it is gone. */
+async function parentOf(pid: number): Promise<number | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  return stat === null ? null : Number(stat.replace(/^.*\) /s, '').split(' ')[1]);
+}
+
+/**
+ * Whether the live engine is still the process tree of `root`: `root` is alive and every live
+ * process in the workspace runs under it. By descent, not by listing roots again: a process the
+ * listing misses for a moment shows its child as a root of its own (seen once with the real Codex
+ * in a sandbox, its tree unchanged).
+ */
+async function stillUnder(workspace: string, root: number): Promise<boolean> {
+  if (!processAlive(root)) return false;
+  for (const pid of processesIn(workspace)) {
+    let at: number | null = pid;
+    while (at !== null && at > 1 && at !== root) at = await parentOf(at);
+    if (at !== root && processAlive(pid)) return false;
+  }
+  return true;
+}
+
 for (const engine of Object.keys(HOMES) as RealEngine[]) {
   const bin = bins[engine];
   t.test(`real ${engine} CLI in a live session`, { skip: bin === null ? `the real ${engine} CLI is not installed in node_modules (npm ci installs it as a dev dependency); these tests did NOT run` : false }, async (t) => {
@@ -51,11 +74,11 @@ for (const engine of Object.keys(HOMES) as RealEngine[]) {
       // A while later, nothing has changed: the process waits with its conversation in memory.
       await new Promise((resolve) => setTimeout(resolve, 2000));
       t.match(await client.request('jobs/get', { job_id: jobId }), { status: 'waiting_user' });
-      t.same(await engineRoots(workspace), roots, 'the same process, still alive');
+      t.ok(await stillUnder(workspace, roots[0] as number), 'the same process, still alive');
       const before = server.modelRequests().length;
       await client.request('jobs/reply', { job_id: jobId, interaction_id: 1, response: '--Rome, please' });
       const next = await server.waitForModelRequest(before);
-      t.same(await engineRoots(workspace), roots, 'the reply reached the model from that same process');
+      t.ok(await stillUnder(workspace, roots[0] as number), 'the reply reached the model from that same process');
       t.ok(next.userTexts.some((text) => text.startsWith('Run the skill')), 'with the first turn in its conversation');
       const done = await waitForStatus(client, jobId);
       t.equal(done.status, 'succeeded', JSON.stringify(done.error));
@@ -106,9 +129,10 @@ for (const engine of Object.keys(HOMES) as RealEngine[]) {
       t.equal(job.status, 'waiting_user', JSON.stringify(job.error));
       const workspace = join(rig.daemon.runDir(created.job_id), 'workspace');
       const roots = await engineRoots(workspace);
+      t.equal(roots.length, 1, 'one live engine');
       const { client: c } = await rig.restart();
       t.match(await c.request('jobs/get', { job_id: created.job_id }), { status: 'waiting_user' }, 'still waiting after the restart');
-      t.same(await engineRoots(workspace), roots, 'the same live process');
+      t.ok(await stillUnder(workspace, roots[0] as number), 'the same live process');
       const before = rig.server.modelRequests().length;
       await c.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: '--Lima' });
       const next = await rig.server.waitForModelRequest(before);
