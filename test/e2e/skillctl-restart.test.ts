@@ -64,7 +64,10 @@ for (const how of ['SIGTERM', 'SIGKILL'] as const) {
     t.equal(watched, 0, `watch exits 0 at the end: ${watch.err()}`);
     t.equal(logged, 0, `logs -f exits 0 at the end: ${logs.err()}`);
     t.equal(attached, 0, `attach exits 0 with the output: ${attach.err()}`);
-    t.match(watch.err(), /^skillctl: the daemon went away \(a restart\?\): connecting again\.\.\.\nskillctl: connected again\n$/, 'it says so on stderr');
+    const once = /^skillctl: the daemon went away \(a restart\?\): connecting again\.\.\.\nskillctl: connected again\n$/;
+    // Seen once in CI: watch connected again twice. What both daemons said then explains it.
+    if (!once.test(watch.err())) t.comment(`the daemons' logs:\n${[...daemon.logLines, '--- restarted ---', ...again.logLines].join('\n')}`);
+    t.match(watch.err(), once, 'it says so on stderr');
 
     const seqs = watch.out().split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { seq: number }).seq);
     t.same(seqs, [...seqs].sort((a, b) => a - b).filter((s, i, all) => all.indexOf(s) === i), 'in order, none twice');
