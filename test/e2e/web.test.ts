@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { FIXTURES, TEST_SKILLS, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { runSkillctl } from '../helpers/skillctl.js';
-import { MAX_JOB_STREAMS } from '../../clients/web/bridge.js';
-import { daemonConnections, exchange, launchBrowser, NO_BROWSER, openStream, SCREENS, SCREENSHOTS, screenshot, startWeb } from '../helpers/web.js';
+import { daemonConnections, exchange, launchBrowser, NO_BROWSER, SCREENS, SCREENSHOTS, screenshot, startWeb } from '../helpers/web.js';
 
 /** What test/helpers/page-audit.js finds in a view: unnamed controls, text of low contrast. */
 const audit = await readFile(join(import.meta.dirname, '..', 'helpers', 'page-audit.js'), 'utf8');
@@ -59,72 +58,11 @@ async function suite(): Promise<void> {
     client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine: 'codex', input, ...extra });
   const interactive = (scenario: string, extra: Record<string, unknown> = {}): Promise<JobView> => create({ scenario }, { execution_mode: 'interactive', ...extra });
 
-  t.test('the token: 401 without it, a wrong Host and cross-site calls refused, the daemon stopped by no call', async (t) => {
-    const bare = await exchange(web.port, '/', { headers: { Host: `127.0.0.1:${web.port}` } });
-    t.equal(bare.status, 401);
-    t.match(JSON.parse(bare.body), { error: { code: 'UNAUTHORIZED' } });
-    t.equal((await exchange(web.port, '/?token=wrong', { headers: { Host: `127.0.0.1:${web.port}` } })).status, 401);
-    const signIn = await exchange(web.port, `/?token=${web.token}`, { headers: { Host: `127.0.0.1:${web.port}` } });
-    t.equal(signIn.status, 303);
-    t.equal(signIn.headers['location'], '/');
-    const cookie = String(signIn.headers['set-cookie']).split(';')[0] ?? '';
-    t.match(String(signIn.headers['set-cookie']), /HttpOnly; SameSite=Strict; Path=\//);
-    const page = await exchange(web.port, '/', { headers: { Host: `localhost:${web.port}`, Cookie: cookie } });
-    t.equal(page.status, 200);
-    t.match(page.headers['content-security-policy'], /default-src 'none'; script-src 'self' 'sha256-/);
-    t.equal(page.headers['x-frame-options'], 'DENY');
-    // DNS rebinding: another name that leads here, with the right cookie even.
-    const rebound = await exchange(web.port, '/', { headers: { Host: `evil.example:${web.port}`, Cookie: cookie } });
-    t.equal(rebound.status, 403);
-    t.match(JSON.parse(rebound.body), { error: { code: 'HOST_NOT_ALLOWED' } });
-    const own = { Host: `127.0.0.1:${web.port}`, Cookie: cookie };
-    const body = JSON.stringify({ method: 'daemon/status' });
-    const fromElsewhere = await exchange(web.port, '/rpc', { method: 'POST', headers: { ...own, Origin: 'http://evil.example', 'Content-Type': 'application/json' }, body });
-    t.equal(fromElsewhere.status, 403);
-    t.match(JSON.parse(fromElsewhere.body), { error: { code: 'CROSS_SITE' } });
-    // A form of another page can post text/plain without asking: refused whatever its Origin says.
-    const asForm = await exchange(web.port, '/rpc', { method: 'POST', headers: { ...own, Origin: web.origin, 'Content-Type': 'text/plain' }, body });
-    t.equal(asForm.status, 403);
-    const noCookie = await exchange(web.port, '/rpc', { method: 'POST', headers: { Host: own.Host, Origin: web.origin, 'Content-Type': 'application/json' }, body });
-    t.equal(noCookie.status, 401);
-    const ok = await exchange(web.port, '/rpc', { method: 'POST', headers: { ...own, Origin: web.origin, 'Content-Type': 'application/json' }, body });
-    t.match(JSON.parse(ok.body), { result: { slots: { max: Number } } });
-    const stop = await exchange(web.port, '/rpc', { method: 'POST', headers: { ...own, Origin: web.origin, 'Content-Type': 'application/json' }, body: JSON.stringify({ method: 'daemon/stop' }) });
-    t.equal(stop.status, 403);
-    t.match(JSON.parse(stop.body), { error: { code: 'METHOD_NOT_ALLOWED' } });
-    t.match(await client.request('daemon/ping'), { ok: true });
-    const broken = await exchange(web.port, '/rpc', { method: 'POST', headers: { ...own, Origin: web.origin, 'Content-Type': 'application/json' }, body: '{"method":' });
-    t.match(JSON.parse(broken.body), { error: { code: 'PARSE_ERROR' } });
-    const tooLarge = await exchange(web.port, '/rpc', { method: 'POST', headers: { ...own, Origin: web.origin, 'Content-Type': 'application/json' }, body: `{"method":"daemon/status","params":"${'x'.repeat(1024 * 1024)}"}` });
-    t.match(JSON.parse(tooLarge.body), { error: { code: 'REQUEST_TOO_LARGE' } });
-    t.equal(tooLarge.status, 413);
-    const notACall = await exchange(web.port, '/rpc', { method: 'POST', headers: { ...own, Origin: web.origin, 'Content-Type': 'application/json' }, body: '[]' });
-    t.match(JSON.parse(notACall.body), { error: { code: 'INVALID_REQUEST' } });
-    const daemonError = await exchange(web.port, '/rpc', { method: 'POST', headers: { ...own, Origin: web.origin, 'Content-Type': 'application/json' }, body: JSON.stringify({ method: 'jobs/get', params: { job_id: 'job-none' } }) });
-    t.match(JSON.parse(daemonError.body), { error: { code: 'JOB_NOT_FOUND', message: String } });
-    t.equal((await exchange(web.port, '/nothing', { headers: own })).status, 404);
-    t.equal((await exchange(web.port, '/page/main.js', { method: 'POST', headers: own })).status, 405);
-    const head = await exchange(web.port, '/page/style.css', { method: 'HEAD', headers: own });
-    t.match(head, { status: 200, body: '', headers: { 'content-type': /text\/css/ } });
-    t.equal((await exchange(web.port, '/events', { headers: { Host: own.Host } })).status, 401, 'events need the cookie too');
-    // In the browser: the address printed signs in, and the token leaves the address bar.
+  t.test('the printed address signs in, and the token leaves the address bar (the guard without a browser: web-guard.test.ts)', async (t) => {
     const tab = await opened();
     t.equal(tab.url(), `${web.origin}/`);
     await tab.getByRole('heading', { name: 'Jobs' }).waitFor();
     await tab.context().close();
-  });
-
-  t.test('--listen on another address answers to it and to the names allowed, not to localhost; a bad port is a usage error', async (t) => {
-    const other = await startWeb(daemon.socket, ['--listen', '127.0.0.2', '--allow-host', 'skilld.internal']);
-    t.teardown(() => other.stop());
-    t.match(other.url, /^http:\/\/127\.0\.0\.2:\d+\/\?token=/);
-    const at = (host: string): Promise<number> => exchange(other.port, '/', { headers: { Host: `${host}:${other.port}` } }, '127.0.0.2').then((answer) => answer.status);
-    t.equal(await at('127.0.0.2'), 401, 'its own address: on to the token');
-    t.equal(await at('skilld.internal'), 401, 'a name allowed');
-    t.equal(await at('localhost'), 403);
-    const bad = await runSkillctl(['web', '--port', '70000', '--socket', daemon.socket], process.env);
-    t.equal(bad.code, 2);
-    t.match(bad.stderr, /--port 70000 is not a port/);
   });
 
   t.test('the live list: jobs appear and move as their events arrive, waiting ones first; filters', async (t) => {
@@ -155,7 +93,7 @@ async function suite(): Promise<void> {
     await tab.context().close();
   });
 
-  t.test('open lists share one daemon connection; job views are followed up to MAX_JOB_STREAMS at once', async (t) => {
+  t.test('open lists share one daemon connection (a job view\'s own: web-guard.test.ts)', async (t) => {
     const first = await opened();
     const made = await create({ scenario: 'ok' });
     await first.locator(`tr[data-job="${made.job_id}"]`).waitFor(); // the list's stream is up
@@ -166,19 +104,6 @@ async function suite(): Promise<void> {
     for (const tab of [first, ...more]) await tab.locator(`tr[data-job="${next.job_id}"]`).waitFor();
     t.equal(await daemonConnections(daemon.socket), holding, 'three open lists hold the connections one did');
     for (const tab of [first, ...more]) await tab.context().close();
-
-    // Job views, without a browser: a page server of their own, so that none of the others' counts.
-    const own = await startWeb(daemon.socket);
-    t.teardown(() => own.stop());
-    const signIn = await exchange(own.port, `/?token=${own.token}`, { headers: { Host: `127.0.0.1:${own.port}` } });
-    const cookie = String(signIn.headers['set-cookie']).split(';')[0] ?? '';
-    const path = `/events?job_id=${encodeURIComponent(made.job_id)}&after_seq=0`;
-    const streams = Array.from({ length: MAX_JOB_STREAMS }, () => openStream(own.port, path, cookie));
-    t.teardown(() => streams.forEach((stream) => stream.close()));
-    for (const stream of streams) t.match(await stream.next('job'), { job_id: made.job_id, seq: 1 });
-    const refused = openStream(own.port, path, cookie);
-    t.teardown(() => refused.close());
-    t.match(await refused.next('failure'), { code: 'TOO_MANY_STREAMS', message: /at most 16 jobs at once/ });
   });
 
   t.test('a choice: the labels shown, the value of the one picked sent by keyboard; the job goes on', async (t) => {
