@@ -1,11 +1,11 @@
 import t from 'tap';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { realEngineBins } from '../fixtures/engine-homes.js';
 import { ROOT, waitForStatus, waitUntilGone, type JobView } from '../helpers/daemon.js';
 import { HOMES, killEach, processesIn, realEngineRig, type RealEngine } from '../helpers/real-engine-runs.js';
 import { processAlive } from '../../bench/lib/proc.js';
+import { readStat } from '../../daemon/process/proc.js';
 
 /**
  * Sticky jobs on the real CLIs, offline, through the daemon: one live engine process per job
@@ -17,24 +17,20 @@ t.setTimeout(300_000);
 
 
 /** The processes of `pids` whose parent is not among them: one per process tree. */
-async function treeRoots(pids: number[]): Promise<number[]> {
+function treeRoots(pids: number[]): number[] {
   // A process that ended since it was listed (a command the engine ran) has no parent to read.
-  const parents = await Promise.all(pids.map(async (pid) => Number((await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ') x -1')).replace(/^.*\) /s, '').split(' ')[1])));
-  return pids.filter((_, i) => parents[i] !== -1 && !pids.includes(parents[i] as number));
+  return pids.filter((pid) => {
+    const parent = readStat(pid)?.ppid;
+    return parent !== undefined && !pids.includes(parent);
+  });
 }
 
 /**
  * The live engine in the workspace, as the root of its process tree: the processes under it come
  * and go (the engine runs helpers and commands), the root is the one that holds the conversation.
  */
-async function engineRoots(workspace: string): Promise<number[]> {
-  return treeRoots(await processesIn(workspace));
-}
-
-/** The parent of a process; null once it is gone. */
-async function parentOf(pid: number): Promise<number | null> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-  return stat === null ? null : Number(stat.replace(/^.*\) /s, '').split(' ')[1]);
+function engineRoots(workspace: string): number[] {
+  return treeRoots(processesIn(workspace));
 }
 
 /**
@@ -43,11 +39,11 @@ async function parentOf(pid: number): Promise<number | null> {
  * listing misses for a moment shows its child as a root of its own (seen once with the real Codex
  * in a sandbox, its tree unchanged).
  */
-async function stillUnder(workspace: string, root: number): Promise<boolean> {
+function stillUnder(workspace: string, root: number): boolean {
   if (!processAlive(root)) return false;
   for (const pid of processesIn(workspace)) {
-    let at: number | null = pid;
-    while (at !== null && at > 1 && at !== root) at = await parentOf(at);
+    let at: number | undefined = pid;
+    while (at !== undefined && at > 1 && at !== root) at = readStat(at)?.ppid;
     if (at !== root && processAlive(pid)) return false;
   }
   return true;
@@ -68,17 +64,17 @@ for (const engine of Object.keys(HOMES) as RealEngine[]) {
 
     t.test('ask, wait with the live process, reply to that same process, succeed', async (t) => {
       const { jobId, workspace, engineProcesses } = await waiting();
-      const roots = await treeRoots(engineProcesses);
+      const roots = treeRoots(engineProcesses);
       t.equal(roots.length, 1, 'exactly one live engine (one process tree) while the job waits');
       t.match(await client.request('jobs/get', { job_id: jobId }), { session_handle: { engine, handle_type: 'session_id', handle_value: /^[0-9a-f-]{36}$/ } }, 'the engine named its session');
       // A while later, nothing has changed: the process waits with its conversation in memory.
       await new Promise((resolve) => setTimeout(resolve, 2000));
       t.match(await client.request('jobs/get', { job_id: jobId }), { status: 'waiting_user' });
-      t.ok(await stillUnder(workspace, roots[0] as number), 'the same process, still alive');
+      t.ok(stillUnder(workspace, roots[0] as number), 'the same process, still alive');
       const before = server.modelRequests().length;
       await client.request('jobs/reply', { job_id: jobId, interaction_id: 1, response: '--Rome, please' });
       const next = await server.waitForModelRequest(before);
-      t.ok(await stillUnder(workspace, roots[0] as number), 'the reply reached the model from that same process');
+      t.ok(stillUnder(workspace, roots[0] as number), 'the reply reached the model from that same process');
       t.ok(next.userTexts.some((text) => text.startsWith('Run the skill')), 'with the first turn in its conversation');
       const done = await waitForStatus(client, jobId);
       t.equal(done.status, 'succeeded', JSON.stringify(done.error));
@@ -128,11 +124,11 @@ for (const engine of Object.keys(HOMES) as RealEngine[]) {
       const job = await waitForStatus(rig.client, created.job_id, ['waiting_user', 'failed', 'succeeded']);
       t.equal(job.status, 'waiting_user', JSON.stringify(job.error));
       const workspace = join(rig.daemon.runDir(created.job_id), 'workspace');
-      const roots = await engineRoots(workspace);
+      const roots = engineRoots(workspace);
       t.equal(roots.length, 1, 'one live engine');
       const { client: c } = await rig.restart();
       t.match(await c.request('jobs/get', { job_id: created.job_id }), { status: 'waiting_user' }, 'still waiting after the restart');
-      t.ok(await stillUnder(workspace, roots[0] as number), 'the same live process');
+      t.ok(stillUnder(workspace, roots[0] as number), 'the same live process');
       const before = rig.server.modelRequests().length;
       await c.request('jobs/reply', { job_id: created.job_id, interaction_id: 1, response: '--Lima' });
       const next = await rig.server.waitForModelRequest(before);
