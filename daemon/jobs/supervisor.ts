@@ -291,11 +291,7 @@ export class Supervisor {
     const { decision, session_handle } = decideReport(job, report, skill);
     this.#d.logger.info({ job_id: jobId, attempt: job.attempt, exit: report.exit, decision: decision.status }, 'turn finished');
     // A job that ends with its live process ends once that is gone: finished means its slot is free.
-    const session = decision.status === 'waiting_user' ? undefined : this.#sessions.get(jobId);
-    if (session !== undefined) {
-      this.#sessions.delete(jobId);
-      await session.stop();
-    }
+    if (decision.status !== 'waiting_user') await this.#endSession(jobId);
     await this.#settle(job, decision, session_handle);
   }
 
@@ -356,7 +352,7 @@ export class Supervisor {
         return;
       }
       if (job.interactive_profile?.kind === 'sticky_process' && job.interactive_require_user_reply) {
-        await this.#sessions.get(jobId)?.stop();
+        await this.#endSession(jobId);
         const message = `no reply within session_timeout_sec (${job.session_timeout_sec} s); the engine process was stopped`;
         await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_WAIT_TIMEOUT', message }, warnings: [] }, job.session_handle);
         return;
@@ -379,11 +375,10 @@ export class Supervisor {
     // A move that keeps the status (a rescue) changes no status: clients see its warning event.
     if (to !== job.status) this.#d.events.emit(job.job_id, 'status_changed', { from: job.status, to });
     // A live process that outlasts its job keeps the slot until it is gone: the slot is a process's.
-    const session = isTerminal(to) ? this.#sessions.get(job.job_id) : undefined;
-    if (session !== undefined) {
-      this.#sessions.delete(job.job_id);
+    const stopping = isTerminal(to) ? this.#endSession(job.job_id) : null;
+    if (stopping !== null) {
       const release = (): void => this.#d.pool.release(job.job_id);
-      session.stop().then(release, (error: unknown) => {
+      stopping.then(release, (error: unknown) => {
         this.#d.logger.error({ job_id: job.job_id, err: error }, 'could not stop the live process of a finished job');
         release();
       });
@@ -398,6 +393,14 @@ export class Supervisor {
     }
     if (isTerminal(to) || to === 'waiting_user') this.#settleWaiters.settled(job.job_id);
     return next;
+  }
+
+  /** Stops the job's live process, if it has one, and forgets it; resolves once it is gone (null: none). */
+  #endSession(jobId: string): Promise<void> | null {
+    const session = this.#sessions.get(jobId);
+    if (session === undefined) return null;
+    this.#sessions.delete(jobId);
+    return session.stop();
   }
 
   /** A bug must not strand a job: log it, and fail the job if it is still active. */
