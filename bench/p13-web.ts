@@ -18,6 +18,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
+import { takeEvents } from './lib/sse.js';
 import type { BenchContext, Benchmark } from './lib/context.js';
 import { onCleanup } from './lib/cleanup.js';
 import { BenchDaemon } from './lib/daemon.js';
@@ -99,13 +100,11 @@ async function readStream(url: string, signal: AbortSignal): Promise<Map<string,
     let buffered = '';
     for await (const chunk of body) {
       const at = performance.timeOrigin + performance.now();
-      buffered += decoder.decode(chunk, { stream: true });
-      const blocks = buffered.split('\n\n');
-      buffered = blocks.pop() ?? '';
-      for (const block of blocks) {
-        const data = block.split('\n').find((line) => line.startsWith('data: '));
-        if (!block.includes('event: job') || data === undefined) continue;
-        const event = JSON.parse(data.slice('data: '.length)) as WatchedEvent;
+      const { events, rest } = takeEvents(buffered + decoder.decode(chunk, { stream: true }));
+      buffered = rest;
+      for (const { name, data } of events) {
+        if (name !== 'job') continue;
+        const event = JSON.parse(data) as WatchedEvent;
         if (event.type === 'status_changed' && event.data?.to === 'canceled') arrived.set(event.job_id, at);
       }
     }

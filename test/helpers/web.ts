@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { takeEvents } from '../../bench/lib/sse.js';
 import { stopAtExit } from './at-exit.js';
 import { ROOT, SKILLCTL_BIN } from './daemon.js';
 
@@ -107,14 +108,9 @@ export function openStream(port: number, path: string, cookie: string): RawStrea
   const req = request({ host: '127.0.0.1', port, path, headers: { Host: `127.0.0.1:${port}`, Cookie: cookie } }, (res) => {
     res.setEncoding('utf8');
     res.on('data', (chunk: string) => {
-      buffer += chunk;
-      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const name = /^event: (.*)$/m.exec(block)?.[1];
-        const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (name !== undefined && data !== undefined) hear(name, JSON.parse(data));
-      }
+      const { events, rest } = takeEvents(buffer + chunk);
+      buffer = rest;
+      for (const { name, data } of events) hear(name, JSON.parse(data));
     });
   });
   req.on('error', () => undefined);
