@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { listProcesses } from '../daemon/process/proc.js';
 import { runShort } from '../daemon/process/run-short.js';
 import { BWRAP } from '../daemon/sandbox/bwrap.js';
-import { probeSandbox } from '../daemon/sandbox/probe.js';
+import { probeHere } from '../daemon/sandbox/probe.js';
 import type { BenchContext, Benchmark } from './lib/context.js';
 import { BenchDaemon } from './lib/daemon.js';
 import { EventHub } from './lib/events.js';
@@ -75,7 +75,7 @@ export const p10: Benchmark = {
   title: 'a job\'s sandbox: create → engine start against no sandbox, and its memory',
   async run(ctx: BenchContext): Promise<void> {
     const r = ctx.report;
-    const probe = await probeSandbox(runShort, benchEnv());
+    const probe = await probeHere(runShort, benchEnv());
     if (!probe.available) {
       r.info(`sandbox not measured: ${probe.reason}`);
       return;

@@ -1,10 +1,12 @@
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseDuration } from '../rpc/duration.js';
 import { MAX_TIMEOUT_SEC } from '../rpc/methods.js';
 import { ENGINE_NAMES, type EngineName } from './jobs/job.js';
+import { DEFAULT_LIMITS, sandboxPaths, validateLimits, validateSandbox, type Limits, type SandboxConfig, type SandboxPaths } from './config-sandbox.js';
+
+export { SANDBOX_MODES, type Limits, type SandboxConfig, type SandboxMode, type SandboxPaths } from './config-sandbox.js';
 
 export const PROFILE_CHOICES = ['probe', 'resumable', 'sticky_process'] as const;
 /** What happens to a waiting sticky job whose live process is lost (docs/engines.md, "Live sessions"). */
@@ -15,16 +17,6 @@ export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 /** How engine processes are held together and stopped (docs/engines.md, "Containment"). */
 export const CONTAINMENT_CHOICES = ['auto', 'cgroup', 'process_group'] as const;
 export const ENGINES_ON_STOP = ['keep', 'stop'] as const;
-/** Whether jobs run in a sandbox (docs/sandbox.md): where it cannot run, `preferred` runs them without one and says so, `required` runs none. */
-export const SANDBOX_MODES = ['preferred', 'required', 'off'] as const;
-export type SandboxMode = (typeof SANDBOX_MODES)[number];
-
-/** Paths an engine's sandbox shows besides the job's own (`engines.<name>.sandbox`): each must exist at start. */
-export interface SandboxPaths {
-  read_only: string[];
-  read_write: string[];
-}
-
 export interface EngineConfig {
   command: string[];
   env: Record<string, string>;
@@ -68,7 +60,10 @@ export interface Config {
   process_containment: (typeof CONTAINMENT_CHOICES)[number];
   /** What a stop of the daemon does to engine processes: `keep` leaves them to their keepers, to be taken up at the next start; `stop` ends them (docs/restarts.md). */
   engines_on_stop: (typeof ENGINES_ON_STOP)[number];
-  sandbox: SandboxMode;
+  /** The sandbox of each job (docs/sandbox.md). */
+  sandbox: SandboxConfig;
+  /** What one job may use (docs/sandbox.md, "Limits"); a skill's runner.json may lower them. */
+  limits: Limits;
   retention: RetentionConfig;
   engines: Record<EngineName, EngineConfig>;
   /** The config file read at start, if any (not a key): jobs' sandboxes hide it. */
@@ -192,7 +187,7 @@ export const MAX_LEASE_TTL_MS = 24 * 60 * 60 * 1000;
 /** The longest `line_timeout_sec` and `idle_timeout_sec`, a day. */
 export const MAX_CONNECTION_TIMEOUT_SEC = 24 * 60 * 60;
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines_on_stop', 'sandbox', 'retention', 'engines'];
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines_on_stop', 'sandbox', 'limits', 'retention', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
@@ -241,7 +236,8 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     log_format: choice('log_format', LOG_FORMATS),
     process_containment: choice('process_containment', CONTAINMENT_CHOICES),
     engines_on_stop: choice('engines_on_stop', ENGINES_ON_STOP),
-    sandbox: choice('sandbox', SANDBOX_MODES),
+    sandbox: validateSandbox(raw['sandbox'], fail),
+    limits: validateLimits(raw['limits'] ?? {}, 'limits', fail, DEFAULT_LIMITS),
     retention: validateRetention(raw['retention'] ?? {}, fail),
     engines: validateEngines(raw['engines'] ?? {}, fail),
     config_file: filePath === null ? null : resolve(filePath),
@@ -288,22 +284,6 @@ function validateRetention(raw: unknown, fail: (key: string, problem: string) =>
   const interval = duration('interval', given.interval);
   if (interval < MIN_RETENTION_INTERVAL_MS) fail('retention.interval', 'must be at least 1s');
   return { max_age_ms: given.max_age === null ? null : duration('max_age', given.max_age), max_jobs: maxJobs as number | null, interval_ms: interval };
-}
-
-/** `{read_only, read_write}`: lists of paths that exist now, resolved against the working directory. */
-function sandboxPaths(raw: unknown, key: string, fail: (key: string, problem: string) => never): SandboxPaths {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail(key, 'must be an object with read_only and read_write lists');
-  const given = raw as Raw;
-  for (const name of Object.keys(given)) if (name !== 'read_only' && name !== 'read_write') fail(`${key}.${name}`, 'is unknown');
-  const list = (name: 'read_only' | 'read_write'): string[] => {
-    const paths = given[name] ?? [];
-    if (!Array.isArray(paths) || !paths.every((p) => typeof p === 'string' && p !== '')) fail(`${key}.${name}`, 'must be a list of paths');
-    const resolved = (paths as string[]).map((p) => resolve(p));
-    const missing = resolved.find((p) => !existsSync(p));
-    if (missing !== undefined) fail(`${key}.${name}`, `names ${missing}, which does not exist (a sandbox can only show what is there)`);
-    return resolved;
-  };
-  return { read_only: list('read_only'), read_write: list('read_write') };
 }
 
 /** The form pg reads: the host may be empty, with the socket folder in `?host=`. */

@@ -70,7 +70,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const pool = new SlotPool(config.max_concurrent);
   const daemonEnv = definedEnv(process.env);
   const sandbox = await openSandbox(config, daemonEnv, runShort, logger);
-  const engines = new EngineCatalog(config.engines, engineBaseEnv(daemonEnv));
+  const engines = new EngineCatalog(config.engines, engineBaseEnv(daemonEnv, config.sandbox.pass_env));
   const probe = new ProfileProbe(config.engines, (name) => engines.envFor(name), runShort);
   const queries = new JobQueries(store, docs, runsDir);
   // Joined before recovery, whose writes count only in this host's new epoch.

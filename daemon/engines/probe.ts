@@ -5,7 +5,7 @@ import { ENGINES } from './registry.js';
 
 export const PROBE_TIMEOUT_MS = 5000;
 
-export type ShortRunner = (argv: readonly string[], env: Readonly<Record<string, string>>, timeoutMs: number) => Promise<ShortRun>;
+export type ShortRunner = (argv: readonly string[], env: Readonly<Record<string, string>>, timeoutMs: number, fds?: readonly number[]) => Promise<ShortRun>;
 
 /**
  * The resume-capability probe (PR-1, PR-2): `<command> --help` must mention the engine's resume

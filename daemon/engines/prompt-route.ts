@@ -23,8 +23,10 @@ export interface PromptRules {
 export type PromptRoute = { via: 'argv' | 'stdin' } | { via: 'refused'; reason: string };
 
 /**
- * Chooses how `prompt` reaches `engine`: as an argument while it fits, else on stdin where the
- * CLI reads it there and stdin is free (a sticky process's stdin carries the replies).
+ * Chooses how `prompt` reaches `engine`: on stdin wherever the CLI reads it there and stdin is
+ * free (a sticky process's stdin carries the replies), so that no prompt, and no input in it, is
+ * on a command line `ps` shows every local user; else as an argument while it fits. A blank
+ * prompt goes as an argument (Codex ignores a blank one on stdin): it says nothing.
  */
 export function routePrompt(engine: Pick<EngineAdapter, 'name' | 'prompt'>, prompt: string, stdinFree: boolean): PromptRoute {
   const rules = engine.prompt;
@@ -34,14 +36,17 @@ export function routePrompt(engine: Pick<EngineAdapter, 'name' | 'prompt'>, prom
     if (chars > rules.maxChars) return refused(`${engine.name} takes at most ${rules.maxChars} characters of prompt; this one has ${chars}`);
   }
   const bytes = Buffer.byteLength(prompt, 'utf8');
+  const blank = prompt.trim() === '';
+  if (rules.stdinMaxBytes !== null && stdinFree && !blank) {
+    if (bytes <= rules.stdinMaxBytes) return { via: 'stdin' };
+    return refused(`${engine.name} reads at most ${rules.stdinMaxBytes} bytes of prompt on stdin; this one has ${bytes}`);
+  }
   if (bytes <= ARGV_PROMPT_MAX_BYTES && !rules.argvReserved.includes(prompt)) return { via: 'argv' };
   const asArgument = `${engine.name} takes at most ${ARGV_PROMPT_MAX_BYTES} bytes of prompt as an argument; this one has ${bytes}`;
   if (rules.stdinMaxBytes === null) return refused(`${asArgument}, and ${engine.name} is not given prompts on stdin`);
   if (!stdinFree) return refused(`${asArgument}, and a sticky process's stdin carries the replies`);
-  if (bytes > rules.stdinMaxBytes) return refused(`${engine.name} reads at most ${rules.stdinMaxBytes} bytes of prompt on stdin; this one has ${bytes}`);
   // Codex answers "No prompt provided via stdin." to a blank one.
-  if (prompt.trim() === '') return refused(`${asArgument}, and a blank prompt on stdin is ignored`);
-  return { via: 'stdin' };
+  return refused(`${asArgument}, and a blank prompt on stdin is ignored`);
 }
 
 function refused(reason: string): PromptRoute {

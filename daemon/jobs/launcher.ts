@@ -68,7 +68,7 @@ export class Launcher {
       cwd: folder.workspace,
       env,
       mark: job.job_id,
-      sandbox: this.#d.sandbox.planFor(job, { root: folder.root, workspace: folder.workspace, skill: folder.skillDir, attempts: folder.attemptsDir }, env, plan.paths),
+      sandbox: this.#d.sandbox.planFor(job, { root: folder.root, workspace: folder.workspace, skill: folder.skillDir }, env, plan.paths),
       keeperDir: folder.engineDir,
       logs: logsOf(folder, attempt),
     };

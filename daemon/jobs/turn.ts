@@ -182,8 +182,8 @@ export function classify(exit: ExitInfo, stopReason: StopReason | null, spec: Pi
   return { kind: 'failed', code: 'ENGINE_EXIT_NONZERO', message: `engine ${how}${tail}` };
 }
 
-/** What bubblewrap says when the engine cannot be started in its sandbox. */
-const SANDBOX_EXEC_FAILED = /^bwrap: execvp [^:]*: (.+)$/;
+/** What bubblewrap, or setpriv where the daemon is root, says when the engine cannot be started in its sandbox. */
+const SANDBOX_EXEC_FAILED = /^(?:bwrap: execvp [^:]*|setpriv: failed to execute [^:]*): (.+)$/;
 
 /**
  * In a sandbox, an engine that cannot be started is reported by bubblewrap (exit 1, its words on

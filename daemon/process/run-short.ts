@@ -12,14 +12,16 @@ export interface ShortRun {
 
 /**
  * Runs a short command (`--help`, `--version`) in its own process group with stdin closed, and
- * kills the whole group at the time limit.
+ * kills the whole group at the time limit. `fds` are handed to it as descriptors 3, 4, … (a
+ * sandbox's open paths).
  */
-export async function runShort(argv: readonly string[], env: Readonly<Record<string, string>>, timeoutMs: number): Promise<ShortRun> {
+export async function runShort(argv: readonly string[], env: Readonly<Record<string, string>>, timeoutMs: number, fds: readonly number[] = []): Promise<ShortRun> {
   const [file, ...args] = argv as [string, ...string[]];
   const child = execa(file, args, {
     env,
     extendEnv: false,
-    stdin: 'ignore',
+    // Descriptors are handed to the process as they are (execa's types name only a few numbers).
+    stdio: ['ignore', 'pipe', 'pipe', ...fds] as unknown as ['ignore', 'pipe', 'pipe'],
     reject: false,
     detached: true,
     cleanup: true,

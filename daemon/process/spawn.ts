@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import type { Clock } from '../clock.js';
 import type { ProcessRecord } from '../store/store.js';
-import { bwrapArgv } from '../sandbox/bwrap.js';
+import { prepareSandbox, type SandboxLaunch } from '../sandbox/launch.js';
+import { OpenPathError } from '../sandbox/open-path.js';
 import type { SandboxPlan } from '../sandbox/plan.js';
 import { StartError, type Containment } from './containment.js';
 import { execError } from './executable.js';
@@ -51,17 +52,28 @@ export interface Spawner {
 export function createSpawner(clock: Clock, containment: Containment): Spawner {
   return {
     spawn(request) {
+      const { dir } = request.keeper;
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
       let hold;
+      let launched;
+      let sandbox: SandboxLaunch | null = null;
       try {
-        hold = containment.hold(kept(request));
+        const cannotExec = execError(request.argv[0] ?? '', request.env['PATH'], request.cwd);
+        if (cannotExec !== null) throw new StartError(cannotExec);
+        // The sandbox's paths are opened once, here, and handed to it as descriptors with its options (launch.ts).
+        if (request.sandbox !== null) sandbox = prepareSandbox(request.sandbox, request.argv, { ...request.env, [JOB_MARK]: request.mark }, dir, SANDBOX_FIRST_FD);
+        launched = kept(request, sandbox);
+        hold = containment.hold(launched);
       } catch (error) {
+        sandbox?.close();
         if (error instanceof StartError) return notStarted(error.message);
+        if (error instanceof OpenPathError) return notStarted(`${error.message} (the job's sandbox)`);
         throw error;
       }
-      const { dir } = request.keeper;
-      const stdio = openStdio(request);
-      const child = startKeeper(hold.argv, request, stdio.fds);
-      for (const fd of stdio.fds) if (fd !== 'ignore') closeSync(fd);
+      const stdio = openStdio(request, sandbox?.fds ?? []);
+      const child = startKeeper(hold.argv, request.cwd, { ...launched.env, [JOB_MARK]: request.mark }, stdio.fds);
+      for (const fd of stdio.fds.slice(0, SANDBOX_FIRST_FD)) if (fd !== 'ignore') closeSync(fd);
+      sandbox?.close();
       const pid = child.pid ?? null;
       const stat = pid === null ? null : readStat(pid);
       if (pid !== null && stat !== null) writeRecord(dir, recordOf(request, pid, stat.startTime, hold.place, clock));
@@ -84,22 +96,23 @@ export function createSpawner(clock: Clock, containment: Containment): Spawner {
 /**
  * The launch of a request: its keeper running its argv, in its sandbox when it has one (the
  * sandbox's outer process is then the keeper). The keeper is the leader, which a stop spares its
- * SIGTERM: it ends by itself once the engine has. A missing engine is said as it is.
+ * SIGTERM: it ends by itself once the engine has.
  */
-function kept(request: SpawnRequest): { argv: readonly string[]; cwd: string; env: Readonly<Record<string, string>>; mark: string; spareLeader: boolean } {
-  const { argv, cwd, env, mark, sandbox } = request;
-  const cannotExec = execError(argv[0] ?? '', env['PATH'], cwd);
-  if (cannotExec !== null) throw new StartError(cannotExec);
-  const sandboxArgs = sandbox === null ? null : bwrapArgv(sandbox, []);
-  return { argv: keeperArgv(argv, sandboxArgs), cwd, env, mark, spareLeader: true };
+function kept(request: SpawnRequest, sandbox: SandboxLaunch | null): { argv: readonly string[]; cwd: string; env: Readonly<Record<string, string>>; mark: string; spareLeader: boolean } {
+  const { argv, cwd, env, mark } = request;
+  if (sandbox === null) return { argv: keeperArgv(argv, null), cwd, env, mark, spareLeader: true };
+  // The outer process needs the search path alone: the engine's environment is in its options.
+  return { argv: keeperArgv([], sandbox.argv), cwd, env: env['PATH'] === undefined ? {} : { PATH: env['PATH'] }, mark, spareLeader: true };
 }
 
-type Stdio = ['ignore' | number, number, number, number];
+/** The first descriptor of a sandbox's open paths in its outer process: after stdin, stdout, stderr and the status file. */
+const SANDBOX_FIRST_FD = 4;
 
-/** The keeper's files, made fresh, and the descriptors its process starts with (closed here once it has). */
-function openStdio(request: SpawnRequest): { fds: Stdio; live: boolean } {
+type Stdio = ['ignore' | number, number, number, number, ...number[]];
+
+/** The keeper's files, made fresh, and the descriptors its process starts with (closed here once it has); `extra` follows them. */
+function openStdio(request: SpawnRequest, extra: readonly number[]): { fds: Stdio; live: boolean } {
   const { dir, stdout, stderr } = request.keeper;
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (const name of Object.values(KEEPER_FILES)) rmSync(join(dir, name), { force: true });
   let stdin: 'ignore' | number = 'ignore';
   if (request.stdin === 'live') {
@@ -109,16 +122,16 @@ function openStdio(request: SpawnRequest): { fds: Stdio; live: boolean } {
     writeFileSync(join(dir, KEEPER_FILES.stdin), request.stdin.text, { mode: 0o600 });
     stdin = openSync(join(dir, KEEPER_FILES.stdin), 'r');
   }
-  const fds: Stdio = [stdin, openSync(stdout, 'a', 0o600), openSync(stderr, 'a', 0o600), openSync(join(dir, KEEPER_FILES.status), 'w', 0o600)];
+  const fds: Stdio = [stdin, openSync(stdout, 'a', 0o600), openSync(stderr, 'a', 0o600), openSync(join(dir, KEEPER_FILES.status), 'w', 0o600), ...extra];
   return { fds, live: request.stdin === 'live' };
 }
 
 /** Starts the keeper as the leader of its own process group and session: nothing of the daemon's ending reaches it. */
-function startKeeper(argv: readonly string[], request: SpawnRequest, stdio: Stdio) {
+function startKeeper(argv: readonly string[], cwd: string, env: Readonly<Record<string, string>>, stdio: Stdio) {
   const [file, ...args] = argv as [string, ...string[]];
   return execa(file, args, {
-    cwd: request.cwd,
-    env: { ...request.env, [JOB_MARK]: request.mark },
+    cwd,
+    env,
     extendEnv: false,
     // Descriptors are handed to the process as they are (execa's types name only a few numbers).
     stdio: stdio as unknown as ['ignore', 'ignore', 'ignore', 'ignore'],

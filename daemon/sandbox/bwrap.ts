@@ -1,28 +1,85 @@
-import type { SandboxPlan } from './plan.js';
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { isWithin } from '../../rpc/within-folder.js';
+import type { Mount, RunAs, SandboxPlan } from './plan.js';
 
 /** The bubblewrap executable: Debian's package puts it on the PATH. */
 export const BWRAP = 'bwrap';
+/** util-linux's setpriv: how a sandbox started by root becomes an unprivileged user before the engine starts. */
+export const SETPRIV = 'setpriv';
+
+/** The descriptor each shown host path, copy and made text is open as, in the sandbox's outer process. */
+export type PlanFds = ReadonlyMap<Mount, number>;
 
 /**
- * The command line that runs `argv` in the sandbox `plan` describes, with bubblewrap:
+ * The command line that runs `argv` in the sandbox `plan` describes, with bubblewrap, its
+ * paths given as descriptors (`fds`, from `openPlan`):
  *
- * - new user, PID, IPC and UTS namespaces: the engine sees and signals only its own processes
- *   (`/proc` is its own); the network is shared, since engines call their model APIs;
+ * - new PID, IPC, UTS and cgroup namespaces, and a new session (no TIOCSTI into a terminal); the
+ *   network is shared, since engines call their model APIs;
+ * - as the daemon's own user: a user namespace of its own with every capability dropped; as root:
+ *   no user namespace (it would map the engine to the host's root), and `setpriv` makes the
+ *   engine the plan's unprivileged user, with no capabilities left to gain back;
+ * - an empty root (a tmpfs, made read-only once built), `/dev` of its own, a `/proc` of its own
+ *   with `/proc/sys` read-only, then the plan's mounts in order;
+ * - exactly `env` (and the plan's) in the engine's environment;
  * - no `--die-with-parent`: as without a sandbox, an engine is not ended by the daemon's own end
  *   (a restart stops what is left, or takes it up again);
- * - the mounts in the plan's order: the system read-only, then what is covered, then the job's own;
  * - user namespaces stay allowed inside, so that an engine that sandboxes its own tools
  *   (Codex's bubblewrap) still can.
  */
-export function bwrapArgv(plan: SandboxPlan, argv: readonly string[]): string[] {
-  const args = [BWRAP, '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts'];
-  for (const path of plan.system) args.push('--ro-bind', path, path);
-  args.push('--dev', '/dev', '--proc', '/proc');
-  for (const { path, by } of plan.covered) args.push(...(by === null ? ['--tmpfs', path] : ['--bind', by, path]));
-  for (const path of plan.hiddenFiles) args.push('--ro-bind', '/dev/null', path);
-  for (const { path } of plan.readOnly) args.push('--ro-bind', path, path);
-  for (const { path } of plan.readWrite) args.push('--bind', path, path);
-  for (const [name, value] of Object.entries(plan.env)) args.push('--setenv', name, value);
-  args.push('--chdir', plan.cwd, '--', ...argv);
-  return args;
+export function bwrapArgv(plan: SandboxPlan, fds: PlanFds, argv: readonly string[], env: Readonly<Record<string, string>>): string[] {
+  const args = [BWRAP, ...(plan.runAs === null ? ['--unshare-user', '--cap-drop', 'ALL'] : []), '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--new-session'];
+  args.push('--tmpfs', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys');
+  if (existsSync('/proc/sysrq-trigger')) args.push('--ro-bind', '/proc/sysrq-trigger', '/proc/sysrq-trigger');
+  const made = new Set(['/', '/dev', '/proc']);
+  for (const mount of plan.mounts) {
+    args.push(...parents(mount.path, plan.mounts, made), ...mountArgs(mount, fds));
+    made.add(mount.path);
+  }
+  // The engine's environment is what it is given and nothing else: not what the daemon's own
+  // process holds, nor what anything between them adds.
+  args.push('--clearenv');
+  for (const [name, value] of Object.entries({ ...env, ...plan.env })) args.push('--setenv', name, value);
+  args.push('--remount-ro', '/', '--chdir', plan.cwd, '--');
+  if (plan.runAs !== null) args.push(...becomeUser(plan.runAs));
+  const [first, ...rest] = argv;
+  return first === undefined ? args : [...args, plan.program ?? first, ...rest];
+}
+
+/** `setpriv` as root inside the sandbox: the user and group, no other groups, no capabilities in any set. */
+export function becomeUser(user: RunAs): string[] {
+  return [SETPRIV, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--'];
+}
+
+/** The folders to make (mode 0755) in the empty root before `path` can be shown: those no mount made or holds. */
+function parents(path: string, mounts: readonly Mount[], made: Set<string>): string[] {
+  const missing: string[] = [];
+  for (let dir = dirname(path); !made.has(dir); dir = dirname(dir)) {
+    // Inside a folder shown from the host, the place is there already (or made by openPlan).
+    if (mounts.some((mount) => mount.kind === 'bind' && made.has(mount.path) && isWithin(mount.path, dir))) break;
+    missing.unshift(dir);
+  }
+  for (const dir of missing) made.add(dir);
+  return missing.flatMap((dir) => ['--dir', dir]);
+}
+
+function mountArgs(mount: Mount, fds: PlanFds): string[] {
+  const fd = (): string => {
+    const found = fds.get(mount);
+    if (found === undefined) throw new Error(`no descriptor for ${mount.path}`);
+    return String(found);
+  };
+  switch (mount.kind) {
+    case 'bind':
+      return [mount.access === 'read_only' ? '--ro-bind-fd' : '--bind-fd', fd(), mount.path];
+    case 'copy':
+      return mount.access === 'read_only' ? ['--perms', '0444', '--ro-bind-data', fd(), mount.path] : ['--perms', '0666', '--bind-data', fd(), mount.path];
+    case 'text':
+      return ['--perms', '0444', '--ro-bind-data', fd(), mount.path];
+    case 'link':
+      return ['--symlink', mount.target, mount.path];
+    case 'tmpfs':
+      return ['--perms', '1777', '--size', String(mount.sizeBytes), '--tmpfs', mount.path];
+  }
 }

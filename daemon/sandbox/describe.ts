@@ -1,16 +1,36 @@
-import type { SandboxPlan } from './plan.js';
+import type { Mount, SandboxPlan } from './plan.js';
 
 /**
  * A sandbox plan as the table docs/sandbox.md shows: each path and what the engine sees of it,
- * in the order the sandbox is built (a later line wins over an earlier one for the paths below it).
+ * in the order the sandbox is built; nothing else is there.
  */
 export function describePlan(plan: SandboxPlan): string {
   const rows: Array<[string, string]> = [
-    ...plan.system.map((path): [string, string] => [path, 'read-only: the system, so that tools work']),
-    ...plan.covered.map(({ path, by }): [string, string] => [path, by === null ? "hidden: an empty folder of the job's own, written to memory and gone with it" : `in its place, read and written: the job's own \`${by}\``]),
-    ...plan.hiddenFiles.map((path): [string, string] => [path, 'hidden: it cannot be read']),
-    ...plan.readOnly.map(({ path, what }): [string, string] => [path, `read-only: ${what}`]),
-    ...plan.readWrite.map(({ path, what }): [string, string] => [path, `read and written: ${what}`]),
+    ['/', 'an empty folder in memory, read-only once the sandbox is built'],
+    ['/dev', 'a few devices of its own (`null`, `zero`, `random`, `urandom`, `tty`, …)'],
+    ['/proc', 'its own processes alone; `/proc/sys` read-only'],
+    ...plan.mounts.map((mount): [string, string] => [mount.path, describeMount(mount)]),
   ];
-  return ['| path | what the engine sees |', '|---|---|', ...rows.map(([path, what]) => `| \`${path}\` | ${what} |`)].join('\n');
+  const who = plan.runAs === null ? "the daemon's own user, in a user namespace of its own, with no capabilities" : `${plan.runAs.user} (uid ${plan.runAs.uid}, gid ${plan.runAs.gid}), with no capabilities`;
+  return [
+    '| path | what the engine sees |',
+    '|---|---|',
+    ...rows.map(([path, what]) => `| \`${path}\` | ${what} |`),
+    '',
+    `The engine runs as ${who}, in \`${plan.cwd}\`${plan.program === null ? '' : `, started as \`${plan.program}\``}.`,
+  ].join('\n');
+}
+
+function describeMount(mount: Mount): string {
+  switch (mount.kind) {
+    case 'bind':
+    case 'copy':
+      return `${mount.access === 'read_only' ? 'read-only' : 'read and written'}: ${mount.what}`;
+    case 'text':
+      return `read-only, ${mount.what}`;
+    case 'link':
+      return `a link to \`${mount.target}\`, as on the host`;
+    case 'tmpfs':
+      return `read and written: ${mount.what}`;
+  }
 }

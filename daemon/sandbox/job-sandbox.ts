@@ -1,13 +1,14 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { SkilldError } from '../../rpc/errors.js';
-import { isWithin } from '../../rpc/within-folder.js';
-import type { SandboxMode, SandboxPaths } from '../config.js';
+import type { SandboxMode } from '../config.js';
 import type { EngineName, Isolation, Job } from '../jobs/job.js';
 import { engineHome } from './engine-homes.js';
-import { refusePath, type InputPath } from './input-paths.js';
-import { jobHomes } from './job-home.js';
-import { planSandbox, type DaemonPaths, type SandboxPlan } from './plan.js';
+import { refuseInputPaths, ownPlace, type InputPath } from './input-paths.js';
+import { installedProgram } from './install-folder.js';
+import { claim, jobHomes } from './job-home.js';
+import { planSandbox, type RunAs, type SandboxPlan } from './plan.js';
 import type { SandboxProbe } from './probe.js';
+import type { SystemPath } from './system-paths.js';
 
 /** What `daemon/status` says of the sandbox. */
 export interface SandboxView {
@@ -16,6 +17,25 @@ export interface SandboxView {
   isolation: Isolation;
   /** Why jobs run without a sandbox (the probe's words, or the config); null when they run in one. */
   reason: string | null;
+  /** Who engines are in their sandboxes, and whether that is another user than the daemon's (a daemon that runs as root); null without a sandbox. */
+  user: { name: string; uid: number; gid: number; switched: boolean } | null;
+}
+
+/** What the daemon shows every job, decided at start (open-sandbox.ts). */
+export interface SandboxSetup {
+  mode: SandboxMode;
+  probe: SandboxProbe;
+  /** The daemon's own places (plan.ts, `own`). */
+  own: SandboxPlan['own'];
+  /** The engine's user inside, and whether the daemon switches to it (it runs as root). */
+  user: RunAs;
+  switched: boolean;
+  system: readonly SystemPath[];
+  /** Each engine's command and the paths the config adds to its sandboxes. */
+  engines: Readonly<Record<EngineName, { command: readonly string[]; readOnly: readonly string[]; readWrite: readonly string[] }>>;
+  tmpBytes: number;
+  /** The daemon runs as root. */
+  asRoot: boolean;
 }
 
 /**
@@ -24,21 +44,15 @@ export interface SandboxView {
  */
 export class JobSandbox {
   readonly view: SandboxView;
-  readonly #daemon: DaemonPaths;
-  readonly #extra: Readonly<Record<EngineName, SandboxPaths>>;
-  readonly #asRoot: boolean;
-  /** The daemon's own places, never shown to a job through its input. */
-  readonly #own: readonly string[];
+  readonly #setup: SandboxSetup;
 
-  /** `asRoot`: the daemon runs as root. */
-  constructor(mode: SandboxMode, probe: SandboxProbe, daemon: DaemonPaths, extra: Readonly<Record<EngineName, SandboxPaths>>, asRoot: boolean) {
-    this.#daemon = daemon;
-    this.#own = [daemon.stateDir, daemon.socketDir, ...daemon.skillsDirs, ...daemon.engineHomes, ...(daemon.runtimeDir === null ? [] : [daemon.runtimeDir]), ...(daemon.configFile === null ? [] : [daemon.configFile])];
-    this.#extra = extra;
-    this.#asRoot = asRoot;
-    if (mode === 'off') this.view = { mode, isolation: 'none', reason: 'the config turns it off (sandbox: "off")' };
-    else if (probe.available) this.view = { mode, isolation: 'sandbox', reason: null };
-    else this.view = { mode, isolation: 'none', reason: probe.reason };
+  constructor(setup: SandboxSetup) {
+    this.#setup = setup;
+    const { mode, probe, user, switched } = setup;
+    const shown = { name: user.user, uid: user.uid, gid: user.gid, switched };
+    if (mode === 'off') this.view = { mode, isolation: 'none', reason: 'the config turns it off (sandbox: "off")', user: null };
+    else if (probe.available) this.view = { mode, isolation: 'sandbox', reason: null, user: shown };
+    else this.view = { mode, isolation: 'none', reason: probe.reason, user: null };
   }
 
   /** In `required` mode without a sandbox, why no job may start; null when jobs may start. */
@@ -53,54 +67,44 @@ export class JobSandbox {
    */
   refuseJob(engine: EngineName): SkilldError | null {
     const refused = this.refusal();
-    if (refused !== null || engine !== 'claude' || !this.#asRoot || this.view.isolation === 'sandbox') return refused;
+    if (refused !== null || engine !== 'claude' || !this.#setup.asRoot || this.view.isolation === 'sandbox') return refused;
     return new SkilldError('ENGINE_UNAVAILABLE', `Claude Code does not run with its permission checks bypassed as root outside a sandbox, and this daemon runs as root without one (${this.view.reason ?? ''}); run the daemon as another user, or let the sandbox run`);
   }
 
   /**
    * The plan for an engine process of `job` (null when the job runs without a sandbox), which
-   * runs with `env`, in the job's run folder `folder`; `paths` are those its input names. A
-   * path that is gone, or that the daemon refuses (`checkInputPaths`), is not shown.
+   * runs with `env`, in the job's run folder `folder`; `paths` are those its input names. The
+   * job's homes are made here the first time (job-home.ts), and its folders given to the engine's
+   * user where that is not the daemon's.
    */
   planFor(job: Pick<Job, 'engine' | 'isolation'>, folder: JobFolder, env: Readonly<Record<string, string>>, paths: readonly InputPath[]): SandboxPlan | null {
     if (job.isolation !== 'sandbox') return null;
-    const engine = engineHome(job.engine, env, this.#daemon.home);
-    const extra = this.#extra[job.engine];
-    const present = (paths: readonly string[]): string[] => paths.filter((path) => existsSync(path));
-    const shown = (given: readonly InputPath[]): string[] => given.flatMap((one) => (refusePath(one, this.#own, this.#daemon.home) === null ? [one.path] : []));
-    // A configured home that is not there now hides nothing (and a mount needs a place).
-    return planSandbox({ ...this.#daemon, engineHomes: present(this.#daemon.engineHomes) }, {
+    const setup = this.#setup;
+    const owner = setup.switched ? { uid: setup.user.uid, gid: setup.user.gid } : null;
+    const engine = engineHome(job.engine, env, setup.own.home);
+    const homes = jobHomes(engine, folder.root, owner);
+    claim(folder.workspace, owner);
+    claim(folder.skill, owner);
+    const { command, readOnly, readWrite } = setup.engines[job.engine];
+    const installed = installedProgram(command[0] ?? '', env['PATH'], folder.workspace, (one) => ownPlace(one, setup.own, false));
+    const present = (paths: readonly string[], folders = false): string[] => paths.filter((path) => existsSync(path) && statSync(path).isDirectory() === folders);
+    const host = { system: setup.system, installed, extra: { readOnly, readWrite }, user: setup.user, switchUser: setup.switched, tmpBytes: setup.tmpBytes, own: setup.own };
+    return planSandbox(host, {
       workspace: folder.workspace,
       skill: folder.skill,
-      attempts: folder.attempts,
-      homes: jobHomes(engine, folder.root),
-      shared: { readOnly: present(engine.settings), readWrite: present(engine.credentials) },
-      extra: { readOnly: extra.read_only, readWrite: extra.read_write },
+      ...homes,
+      shared: { readOnly: present(engine.settings), readWrite: present(engine.credentials), folders: present(engine.settings, true) },
       input: {
-        readOnly: shown(paths.filter((one) => one.access === 'read_only')),
-        readWrite: shown(paths.filter((one) => one.access === 'read_write')),
+        readOnly: paths.filter((one) => one.access === 'read_only').map((one) => one.path),
+        readWrite: paths.filter((one) => one.access === 'read_write').map((one) => one.path),
       },
     });
   }
 
-  /**
-   * The hidden folder that holds `path` in every sandbox of `engine`'s jobs (an engine installed
-   * under the daemon user's home, or in `/tmp`), or null when its sandboxes show it.
-   */
-  hiding(engine: EngineName, path: string): string | null {
-    const extra = this.#extra[engine];
-    if ([...extra.read_only, ...extra.read_write].some((shown) => isWithin(shown, path))) return null;
-    const plan = planSandbox(this.#daemon, { workspace: '/', skill: '/', attempts: '/', homes: [], shared: { readOnly: [], readWrite: [] }, extra: { readOnly: [], readWrite: [] }, input: { readOnly: [], readWrite: [] } });
-    return plan.covered.findLast((cover) => isWithin(cover.path, path))?.path ?? null;
-  }
-
   /** Why the paths a new job's input names may not be shown to it (INPUT_INVALID), or null. */
   checkInputPaths(paths: readonly InputPath[]): SkilldError | null {
-    for (const path of paths) {
-      const refused = refusePath(path, this.#own, this.#daemon.home);
-      if (refused !== null) return refused;
-    }
-    return null;
+    const { own, switched, user } = this.#setup;
+    return refuseInputPaths(paths, own, switched && this.view.isolation === 'sandbox' ? user : null);
   }
 }
 
@@ -110,5 +114,4 @@ export interface JobFolder {
   workspace: string;
   /** The job's snapshot of its skill. */
   skill: string;
-  attempts: string;
 }

@@ -1,41 +1,51 @@
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname } from 'node:path';
-import type { Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 import type { ShortRunner } from '../engines/probe.js';
-import { ENGINE_NAMES } from '../jobs/job.js';
+import { ENGINE_NAMES, type EngineName } from '../jobs/job.js';
 import type { Logger } from '../logger.js';
-import { findExecutable } from '../process/executable.js';
 import { engineHome } from './engine-homes.js';
-import { JobSandbox } from './job-sandbox.js';
-import { probeSandbox } from './probe.js';
+import { ownPlace } from './input-paths.js';
+import { JobSandbox, type SandboxSetup } from './job-sandbox.js';
+import type { SandboxPlan } from './plan.js';
+import { probeSandbox, type SandboxProbe } from './probe.js';
+import { engineUser } from './run-as.js';
+import { systemPaths } from './system-paths.js';
 
 /**
- * Probes the sandbox (unless the config turns it off) and says at start what jobs will get: in
- * a sandbox, or, loudly, without one and why.
+ * Decides at start what every job is shown (the system, each engine's extra paths), who engines
+ * are inside (run-as.ts), probes the sandbox (unless the config turns it off), and says what jobs
+ * will get: in a sandbox, or, loudly, without one and why. A path in the config that is or holds
+ * one of the daemon's own places stops start-up.
  */
 export async function openSandbox(config: Config, env: Readonly<Record<string, string>>, run: ShortRunner, logger: Logger): Promise<JobSandbox> {
-  const probe = config.sandbox === 'off' ? { available: false as const, reason: 'off' } : await probeSandbox(run, env);
   const home = env['HOME'] ?? homedir();
-  // Every engine's configured home is hidden from every job; a job's own engine gets one of the job's own in its place.
+  // Every engine's configured home is the daemon's: a job's own engine gets one of the job's own in its place.
   const engineHomes = ENGINE_NAMES.map((name) => engineHome(name, { ...env, ...config.engines[name].env }, home).folder);
-  const daemon = {
-    stateDir: config.state_dir,
-    skillsDirs: config.skills_dirs,
-    socketDir: dirname(config.socket),
-    configFile: config.config_file,
+  const own: SandboxPlan['own'] = {
+    places: [...new Set([config.state_dir, dirname(config.socket), ...(env['XDG_RUNTIME_DIR'] === undefined ? [] : [env['XDG_RUNTIME_DIR']]), ...(config.config_file === null ? [] : [config.config_file]), ...engineHomes])],
+    skills: config.skills_dirs,
     home,
-    runtimeDir: env['XDG_RUNTIME_DIR'] ?? null,
-    engineHomes: [...new Set(engineHomes)],
   };
-  const extra = Object.fromEntries(ENGINE_NAMES.map((name) => [name, config.engines[name].sandbox])) as Record<(typeof ENGINE_NAMES)[number], Config['engines']['codex']['sandbox']>;
-  const sandbox = new JobSandbox(config.sandbox, probe, daemon, extra, process.getuid?.() === 0);
-  const { view } = sandbox;
-  // Where jobs run in a sandbox, the ready line says so; where they do not, a warning of its own.
-  if (view.isolation === 'sandbox') {
-    warnHiddenEngines(config, env, sandbox, logger);
-    return sandbox;
+  const engines = {} as Record<EngineName, SandboxSetup['engines'][EngineName]>;
+  for (const name of ENGINE_NAMES) {
+    const extra = config.engines[name].sandbox;
+    checkConfigPaths(`engines.${name}.sandbox`, extra.read_only, extra.read_write, own);
+    engines[name] = { command: config.engines[name].command, readOnly: [...config.sandbox.read_only, ...extra.read_only], readWrite: extra.read_write };
   }
+  checkConfigPaths('sandbox', config.sandbox.read_only, [], own);
+  const system = systemPaths();
+  const found = await engineUser(config.sandbox.run_as, run);
+  let probe: SandboxProbe;
+  if (config.sandbox.mode === 'off') probe = { available: false, reason: 'off' };
+  else if ('problem' in found) probe = { available: false, reason: found.problem };
+  else probe = await probeSandbox(run, env, system, found.user, found.switched);
+  const user = 'problem' in found ? { uid: -1, gid: -1, user: 'none', group: 'none' } : found.user;
+  const asRoot = process.getuid?.() === 0;
+  const sandbox = new JobSandbox({ mode: config.sandbox.mode, probe, own, user, switched: 'problem' in found ? false : found.switched, system, engines, tmpBytes: config.limits.tmp, asRoot });
+  const { view } = sandbox;
+  if (view.isolation === 'sandbox') return sandbox;
   if (view.mode === 'off') logger.warn({ sandbox: view }, 'jobs run without a sandbox: an engine can read and change what the daemon\'s user can (sandbox: "off")');
   else if (view.mode === 'required') logger.error({ sandbox: view }, 'the sandbox is required and cannot run here: no job will start');
   else logger.warn({ sandbox: view }, 'the sandbox cannot run here, so jobs run without one: an engine can read and change what the daemon\'s user can');
@@ -44,14 +54,11 @@ export async function openSandbox(config: Config, env: Readonly<Record<string, s
   return sandbox;
 }
 
-/** Says at start which engine is installed where its jobs' sandboxes cannot see it: its jobs would fail to start. */
-function warnHiddenEngines(config: Config, env: Readonly<Record<string, string>>, sandbox: JobSandbox, logger: Logger): void {
-  for (const name of ENGINE_NAMES) {
-    const { command } = config.engines[name];
-    const found = findExecutable(command[0] ?? '', { ...env, ...config.engines[name].env }['PATH'], process.cwd());
-    if (found === null) continue;
-    const real = realpathSync(found);
-    const hidden = sandbox.hiding(name, real);
-    if (hidden !== null) logger.warn({ engine: name, executable: real, hidden_by: hidden }, `${name} is installed in ${hidden}, which its jobs' sandboxes hide, so its jobs cannot start: install it elsewhere, or add its folder to engines.${name}.sandbox.read_only`);
+/** A path of the config that is or holds one of the daemon's own places (a skills folder too, to be written) stops start-up. */
+function checkConfigPaths(key: string, readOnly: readonly string[], readWrite: readonly string[], own: SandboxPlan['own']): void {
+  for (const [list, paths] of [['read_only', readOnly], ['read_write', readWrite]] as const) {
+    for (const path of paths) {
+      if (ownPlace(realpathSync(path), own, list === 'read_write')) throw new ConfigError(`config key "${key}.${list}" names ${path}, which is or holds one of the daemon's own places (its state, socket, config, engine homes, its user's home or its dot-files${list === 'read_write' ? ', a skills folder' : ''}): no job is shown it`);
+    }
   }
 }

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, readlinkSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listProcesses } from '../../daemon/process/proc.js';
@@ -212,6 +212,8 @@ t.test('--help prints the usage and starts nothing; an unknown option is a usage
 
 t.test('write-commit-message on the real Codex CLI with the demo\'s model: reads the diff, asks in an interactive run, saves COMMIT_MSG.txt', { skip: noCodex }, async (t) => {
   const repo = await mkdtemp(join(tmpdir(), 'demo-repo-'));
+  // The engines' user reads it (a daemon that runs as root runs them as another: docs/sandbox.md).
+  await chmod(repo, 0o755);
   const cleanup = new Cleanup();
   t.teardown(async () => {
     await cleanup.run();

@@ -71,7 +71,7 @@ t.test('an accepted model reaches codex and gemini as one --model= element; iflo
 });
 
 for (const engine of ENGINE_NAMES) {
-  t.test(`${engine}: an input value and a reply that start with -- reach the engine verbatim, in today's argv`, async (t) => {
+  t.test(`${engine}: an input value and a reply that start with -- reach the engine verbatim, on stdin where it reads one`, async (t) => {
     const waiting = await waitingJob(engine, { input: { scenario: 'ask', emit: { greeting: '--version' } } });
     await client.request('jobs/reply', { job_id: waiting.job_id, interaction_id: 1, response: '--help' });
     const done = await waitForStatus(client, waiting.job_id);
@@ -80,7 +80,8 @@ for (const engine of ENGINE_NAMES) {
     t.equal(calls[0]?.prompt, await prompt(waiting.job_id, 1));
     t.match(calls[0]?.prompt, /- emit: \{"greeting":"--version"\}/);
     t.equal(calls[1]?.prompt, '--help');
-    t.equal(calls[1]?.argv.at(-1), engine === 'codex' || engine === 'claude' ? '--help' : '--prompt=--help', 'small prompts stay arguments');
+    if (engine === 'iflow') t.equal(calls[1]?.argv.at(-1), '--prompt=--help', 'iFlow is given its prompt as an argument');
+    else t.notOk(calls.some((call) => call.argv.some((word) => word.includes('--help') || word.includes('greeting'))), 'no prompt on the command line, however small: on stdin');
     t.same((await client.request<{ output: unknown }>('jobs/result', { job_id: waiting.job_id })).output, { greeting: '--version', reply: '--help' });
   });
 
@@ -178,8 +179,9 @@ t.test('a resumed turn whose engine cannot be started: SESSION_RESUME_FAILED nam
   const engine = join(dir, 'engine');
   await writeFile(engine, `#!/bin/sh\nexec ${join(FIXTURES, 'fake-codex.mjs')} "$@"\n`);
   await chmod(engine, 0o755);
-  // Its folder is shown to the sandbox, which hides the rest of /tmp.
-  const broken = await TestDaemon.start({ config: { max_concurrent: 1, engines: { codex: { command: [engine], sandbox: { read_only: [dir] } } } } });
+  await chmod(dir, 0o755);
+  // The program it starts is shown to the sandbox, which shows the wrapper's folder alone.
+  const broken = await TestDaemon.start({ config: { max_concurrent: 1, engines: { codex: { command: [engine], sandbox: { read_only: [FIXTURES] } } } } });
   t.teardown(() => broken.cleanup());
   const c = await broken.client();
   const created = await create(c, 'codex', { execution_mode: 'interactive', input: { scenario: 'ask' } });

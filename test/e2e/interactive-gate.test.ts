@@ -2,7 +2,7 @@
 // Scenarios LC-1, LC-2, LC-13..LC-17, D-1, D-4..D-8, API-3, API-15..API-17, PR-15..PR-17 and the
 // patched SKILL.md (TP-5..TP-7).
 import t from 'tap';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RpcClient } from '../../rpc/client.js';
@@ -242,7 +242,8 @@ const STRIP_SESSION_ID = `
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
 const [fake, ...args] = process.argv.slice(2);
-const child = spawn(process.execPath, [fake, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+// The prompt comes on stdin: the fake reads it there.
+const child = spawn(process.execPath, [fake, ...args], { stdio: ['inherit', 'pipe', 'pipe'] });
 const drop = /"type":"thread\\.started"|"session_id":|"session-id":/;
 for (const [from, to] of [[child.stdout, process.stdout], [child.stderr, process.stderr]]) {
   readline.createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => {
@@ -263,8 +264,9 @@ t.test('PR-15 PR-16 PR-17 a turn that asks without a session id never enters wai
   const filter = join(tools, 'strip-session-id.mjs');
   await writeFile(filter, STRIP_SESSION_ID);
   // The resumable profile is forced (config `profile`) only to spare the probe's processes; the filter passes the probe as well.
-  // The filter's folder is shown to the engines' sandboxes, which hide the rest of /tmp.
-  const engines = Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [process.execPath, filter, join(FIXTURES, `fake-${name}.mjs`)], profile: 'resumable', sandbox: { read_only: [tools] } }]));
+  // The filter and the fakes are shown to the engines' sandboxes, which show node's installation alone; the engines' user reads them.
+  await chmod(tools, 0o755);
+  const engines = Object.fromEntries(ENGINE_NAMES.map((name) => [name, { command: [process.execPath, filter, join(FIXTURES, `fake-${name}.mjs`)], profile: 'resumable', sandbox: { read_only: [tools, FIXTURES] } }]));
   const filtered = await TestDaemon.start({ config: { engines, max_concurrent: 4 } });
   t.teardown(async () => {
     await filtered.cleanup();

@@ -35,25 +35,28 @@ function sessionFile(jobId: string, id: string): string {
   return join(daemon.runDir(jobId), 'workspace', '.fake-engine', 'sessions', `${id}.json`);
 }
 
-/** The exact argv the fake must see, after the configured command (docs/engines.md, the argv table). */
-const ARGV = {
+/**
+ * The exact argv the fake must see, after the configured command (docs/engines.md, the argv
+ * table): the prompt goes on stdin, off every command line, for every engine that reads it there.
+ */
+const ARGV: Record<'codex' | 'gemini' | 'iflow' | 'claude', { start: (prompt: string) => string[]; resume: (id: string, prompt: string) => string[] }> = {
   codex: {
-    start: (prompt: string) => ['exec', '--skip-git-repo-check', '--json', '--yolo', '--', prompt],
-    resume: (id: string, prompt: string) => ['exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', '--', id, prompt],
+    start: () => ['exec', '--skip-git-repo-check', '--json', '--yolo', '--', '-'],
+    resume: (id: string) => ['exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', '--', id, '-'],
   },
   gemini: {
-    start: (prompt: string) => ['--yolo', '--output-format', 'json', `--prompt=${prompt}`],
-    resume: (id: string, prompt: string) => [`--resume=${id}`, '--yolo', '--output-format', 'json', `--prompt=${prompt}`],
+    start: () => ['--yolo', '--output-format', 'json'],
+    resume: (id: string) => [`--resume=${id}`, '--yolo', '--output-format', 'json'],
   },
   iflow: {
     start: (prompt: string) => ['--yolo', '--thinking', `--prompt=${prompt}`],
     resume: (id: string, prompt: string) => ['--resume', id, '--yolo', '--thinking', `--prompt=${prompt}`],
   },
   claude: {
-    start: (prompt: string) => ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions', '--', prompt],
-    resume: (id: string, prompt: string) => ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions', `--resume=${id}`, '--', prompt],
+    start: () => ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'],
+    resume: (id: string) => ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions', `--resume=${id}`],
   },
-} as const;
+};
 
 /** Session id formats of the real CLIs, as the fakes print them (fixtures README). */
 const SESSION_ID = {
@@ -98,7 +101,8 @@ for (const engine of ENGINE_NAMES) {
     );
     const [first] = await daemon.engineCalls(created.job_id);
     const prompt = await readFile(join(daemon.runDir(created.job_id), 'attempts', '1', 'prompt.txt'), 'utf8');
-    t.same(first?.argv, ARGV[engine].start(prompt), 'start argv carries the auto-execution flags and the prompt verbatim');
+    t.same(first?.argv, ARGV[engine].start(prompt), 'start argv carries the auto-execution flags (and iFlow\'s prompt)');
+    t.equal(first?.prompt, prompt, 'the prompt reached the engine verbatim');
     t.equal(first?.resume, false);
     const sessionId = first?.session ?? '';
     t.match(sessionId, SESSION_ID[engine], 'the fake printed a session id in the real format');
@@ -117,7 +121,8 @@ for (const engine of ENGINE_NAMES) {
     t.equal(second?.resume, true, 'the second turn resumes');
     t.equal(second?.session, sessionId, 'PR-3 the resume uses exactly the stored handle');
     t.not(processOf(second), processOf(first), 'PR-7 a new process');
-    t.same(second?.argv, ARGV[engine].resume(sessionId, replyText), 'TP-14 the resume argv: handle from the previous turn, auto-execution flags kept, reply verbatim');
+    t.same(second?.argv, ARGV[engine].resume(sessionId, replyText), 'TP-14 the resume argv: handle from the previous turn, auto-execution flags kept');
+    t.equal(second?.prompt, replyText, 'the reply reached the engine verbatim');
     t.equal(await readFile(join(daemon.runDir(created.job_id), 'attempts', '2', 'prompt.txt'), 'utf8'), replyText, 'the reply turn prompt is the reply text');
     t.same((await client.request<{ output: unknown }>('jobs/result', { job_id: created.job_id })).output, { greeting: engine, reply: replyText }, 'a reply that looks like an option reached the agent verbatim');
     t.same(done.session_handle, waiting.session_handle, 'the handle is unchanged after the resumed turn');

@@ -102,7 +102,7 @@ t.test('the unit files pass systemd-analyze verify', { skip: analyze ? false : '
   for (const line of ['RuntimeDirectory=skilld', 'StateDirectory=skilld', 'KillMode=process', 'Type=notify', 'NotifyAccess=all', 'Delegate=yes']) t.match(service, line);
   t.notMatch(service, /^ProtectControlGroups=/m, 'the cgroup file system stays writable, or the delegation would be void');
   t.notMatch(service, /^(ProtectKernelTunables|ProtectKernelLogs|ProtectProc|ProcSubset)=/m, "nothing covers part of /proc: the kernel would refuse each job's sandbox a /proc of its own");
-  t.match(service, /^RestrictNamespaces=user mnt pid ipc uts net$/m, "each job's sandbox may make its namespaces");
+  t.match(service, /^RestrictNamespaces=user mnt pid ipc uts cgroup net$/m, "each job's sandbox may make its namespaces");
 });
 
 const EXAMPLE_CONFIG = join(ROOT, 'systemd', 'config.example.json');

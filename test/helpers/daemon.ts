@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { stopAtExit } from './at-exit.js';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
@@ -34,6 +34,11 @@ export interface DaemonOptions {
   store?: 'files' | 'postgres';
   /** Another build's daemon (an upgrade test); this checkout's `dist/` otherwise. */
   bin?: string;
+  /**
+   * Runs the daemon as this unprivileged uid (and gid), not as the test's user: for a test run as
+   * root. Its folder is given to it; tap's hooks are left out of it (they write as the test's user).
+   */
+  uid?: number;
 }
 
 /** The store the tests run against when a test does not choose (`SKILLD_TEST_STORE=postgres` runs the suites on PostgreSQL). */
@@ -62,22 +67,10 @@ async function postgresUrl(dir: string): Promise<string> {
   return url;
 }
 
-/** Where tap keeps what every Node process it watches writes at exit (its process info, coverage). */
-const TAP_FOLDER = join(ROOT, '.tap');
-
-/**
- * The config, with this checkout shown read-only in every engine's sandbox (the fake engines, the
- * real CLIs in node_modules: a clone may lie below /tmp or a home, which sandboxes hide) and
- * tap's folder writable: the engines are Node processes that inherit tap's hooks, which write
- * there as they exit.
- */
-function withTestPaths(config: Record<string, unknown>): Record<string, unknown> {
-  const tap = existsSync(TAP_FOLDER) ? [TAP_FOLDER] : [];
-  const engines = Object.fromEntries(Object.entries(config['engines'] as Record<string, Record<string, unknown>>).map(([name, entry]) => {
-    const sandbox = (entry['sandbox'] ?? {}) as { read_only?: string[]; read_write?: string[] };
-    return [name, { ...entry, sandbox: { read_only: [...(sandbox.read_only ?? []), ROOT], read_write: [...(sandbox.read_write ?? []), ...tap] } }];
-  }));
-  return { ...config, engines };
+/** Gives a folder and all in it to `uid` (its group the same number). */
+async function chownTree(dir: string, uid: number): Promise<void> {
+  await chown(dir, uid, uid);
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) await chown(join(entry.parentPath, entry.name), uid, uid);
 }
 
 /** The `release_file` input that holds a fake engine's turn until `TestDaemon.release` is called. */
@@ -110,12 +103,15 @@ export class TestDaemon {
       ...store,
       ...options.config,
     };
-    await writeFile(join(dir, 'config.json'), JSON.stringify(withTestPaths(config)));
+    await writeFile(join(dir, 'config.json'), JSON.stringify(config));
     const skills = options.skillsDirs ?? [TEST_SKILLS];
     const socket = options.socket ?? join(dir, 'skilld.sock');
     const args = [options.bin ?? DAEMON_BIN, '--config', join(dir, 'config.json'), '--socket', socket, '--state-dir', join(dir, 'state'), '--log-level', 'debug'];
     for (const s of skills) args.push('--skills-dir', s);
-    const child = stopAtExit(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } }));
+    const asUser = options.uid === undefined ? [] : ['setpriv', `--reuid=${options.uid}`, `--regid=${options.uid}`, '--clear-groups', 'env', '-u', 'NODE_OPTIONS', '-u', 'NODE_V8_COVERAGE'];
+    if (options.uid !== undefined) await chownTree(dir, options.uid);
+    const [file = process.execPath, ...rest] = [...asUser, process.execPath, ...args];
+    const child = stopAtExit(spawn(file, rest, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } }));
     const daemon = new TestDaemon(dir, socket, child);
     await daemon.#waitReady();
     return daemon;

@@ -48,8 +48,9 @@ t.test('prompts that look like options are one element after --, in start and re
   }
 });
 
-t.test('prompt routing: an argument while it fits, else stdin; never an empty one', async (t) => {
-  t.same(routePrompt(claude, 'x'.repeat(1000), true), { via: 'argv' });
+t.test('prompt routing: on stdin, however small; an argument only where stdin is taken; never an empty one', async (t) => {
+  t.same(routePrompt(claude, 'x'.repeat(1000), true), { via: 'stdin' });
+  t.same(routePrompt(claude, 'x'.repeat(1000), false), { via: 'argv' });
   t.same(routePrompt(claude, 'x'.repeat(1_000_000), true), { via: 'stdin' });
   t.match(routePrompt(claude, '', true), { via: 'refused', reason: 'claude does not run on an empty prompt' });
   t.match(routePrompt(claude, 'x'.repeat(1_000_000), false), { via: 'refused' });

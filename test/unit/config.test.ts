@@ -56,7 +56,8 @@ t.test('defaults without any XDG variables', async (t) => {
     log_format: 'auto',
     process_containment: 'auto',
     engines_on_stop: 'keep',
-    sandbox: 'preferred',
+    sandbox: { mode: 'preferred', read_only: [], pass_env: [], run_as: null },
+    limits: { processes: 512, memory: 4 * 1024 ** 3, tmp: 512 * 1024 ** 2, workspace: 10 * 1024 ** 3 },
     retention: { max_age_ms: 30 * 24 * 3600 * 1000, max_jobs: null, interval_ms: 3600 * 1000 },
     engines: {
       codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
@@ -256,10 +257,33 @@ t.test('bad engine command and env: ConfigError names the key', async (t) => {
   t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /"engines" must be an object/);
 });
 
-t.test('sandbox: preferred, required or off', async (t) => {
-  t.equal((await loadConfig(sources({ flags: { config: await configFile({ sandbox: 'required' }) } }))).sandbox, 'required');
-  const bad = await configError(loadConfig(sources({ flags: { config: await configFile({ sandbox: 'on' }) } })));
-  t.match(bad, /"sandbox" must be one of preferred, required, off/);
+t.test('sandbox: a mode alone, or an object with the mode, what every job is shown, the variables passed and the user engines run as', async (t) => {
+  const load = async (sandbox: unknown): Promise<unknown> => (await loadConfig(sources({ flags: { config: await configFile({ sandbox }) } }))).sandbox;
+  t.same(await load('required'), { mode: 'required', read_only: [], pass_env: [], run_as: null });
+  t.same(await load({ mode: 'off', read_only: ['/usr/share/../share'], pass_env: ['HTTPS_PROXY', 'AWS_*'], run_as: 'skilld-job' }), { mode: 'off', read_only: ['/usr/share'], pass_env: ['HTTPS_PROXY', 'AWS_*'], run_as: 'skilld-job' });
+  t.same(await load({}), { mode: 'preferred', read_only: [], pass_env: [], run_as: null }, 'every key has its default');
+  const bad = async (sandbox: unknown): Promise<string> => configError(loadConfig(sources({ flags: { config: await configFile({ sandbox }) } })));
+  t.match(await bad('on'), /"sandbox" must be one of preferred, required, off/);
+  t.match(await bad(['preferred']), /"sandbox" must be one of preferred, required, off, or an object/);
+  t.match(await bad({ mode: 'on' }), /"sandbox.mode" must be one of preferred, required, off/);
+  t.match(await bad({ hide: [] }), /"sandbox.hide" is unknown/);
+  t.match(await bad({ read_only: ['/nonexistent/x'] }), /"sandbox.read_only" names \/nonexistent\/x, which does not exist/);
+  t.match(await bad({ pass_env: ['A B'] }), /"sandbox.pass_env" must be a list of variable names/);
+  t.match(await bad({ pass_env: ['*'] }), /"sandbox.pass_env" must be a list of variable names/, 'not every variable at once');
+  t.match(await bad({ run_as: 'root' }), /"sandbox.run_as" must be an unprivileged user/);
+  t.match(await bad({ run_as: 'a:b' }), /"sandbox.run_as" must be a user name or a uid/);
+});
+
+t.test('limits: counts and sizes with binary units, null for none; a skill may lower them', async (t) => {
+  const load = async (limits: unknown): Promise<unknown> => (await loadConfig(sources({ flags: { config: await configFile({ limits }) } }))).limits;
+  t.same(await load({ processes: 64, memory: '1GiB', tmp: '64M', workspace: null }), { processes: 64, memory: 1024 ** 3, tmp: 64 * 1024 ** 2, workspace: null });
+  t.same(await load({ memory: 268435456 }), { processes: 512, memory: 256 * 1024 ** 2, tmp: 512 * 1024 ** 2, workspace: 10 * 1024 ** 3 }, 'bytes as a number; the rest default');
+  const bad = async (limits: unknown): Promise<string> => configError(loadConfig(sources({ flags: { config: await configFile({ limits }) } })));
+  t.match(await bad({ processes: 3 }), /"limits.processes" must be null or an integer >= 16/);
+  t.match(await bad({ memory: '4 lots' }), /"limits.memory" must be a size of at least 64 MiB/);
+  t.match(await bad({ memory: '1MiB' }), /"limits.memory" must be a size of at least 64 MiB/);
+  t.match(await bad({ tmp: null }), /"limits.tmp" must be a size of at least 1 MiB, such as "512MiB" or "4GiB" \(/, 'a private /tmp always has a size');
+  t.match(await bad({ cpu: 2 }), /"limits.cpu" is unknown/);
 });
 
 t.test('non-integer max_concurrent: ConfigError names the key', async (t) => {

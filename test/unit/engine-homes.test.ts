@@ -25,12 +25,12 @@ t.test('each engine\'s home, from the environment it runs with', async (t) => {
 t.test('a job\'s homes: its own HOME, its engine home made in it, state copied in once', async (t) => {
   const dir = t.testdir({ home: { '.claude.json': '{"configured":true}', '.claude': { 'settings.json': '{}' } }, run: {} });
   const engine = engineHome('claude', {}, join(dir, 'home'));
-  const homes = jobHomes(engine, join(dir, 'run'));
-  t.same(homes, [{ path: join(dir, 'home'), by: join(dir, 'run', 'home') }], 'one home: the engine home is below HOME');
+  const homes = jobHomes(engine, join(dir, 'run'), null);
+  t.same(homes, { home: { path: join(dir, 'home'), by: join(dir, 'run', 'home') }, engineHome: null }, 'one home: the engine home is below HOME');
   t.ok(existsSync(join(dir, 'run', 'home', '.claude')), 'the engine home made in the job\'s');
   t.equal(readFileSync(join(dir, 'run', 'home', '.claude.json'), 'utf8'), '{"configured":true}', 'the state file copied in');
   writeFileSync(join(dir, 'run', 'home', '.claude.json'), '{"job":true}');
-  jobHomes(engine, join(dir, 'run'));
+  jobHomes(engine, join(dir, 'run'), null);
   t.equal(readFileSync(join(dir, 'run', 'home', '.claude.json'), 'utf8'), '{"job":true}', 'never copied over what the job wrote');
   t.notOk(existsSync(join(dir, 'run', 'home', '.claude', 'settings.json')), 'settings are shown, not copied');
 });
@@ -38,12 +38,12 @@ t.test('a job\'s homes: its own HOME, its engine home made in it, state copied i
 t.test('an engine home outside HOME gets a folder of the job\'s own too; a HOME of / is never replaced', async (t) => {
   const dir = t.testdir({ home: {}, codex: { 'config.toml': '', 'models_cache.json': '[]' }, run: {} });
   const engine = engineHome('codex', { HOME: join(dir, 'home'), CODEX_HOME: join(dir, 'codex') }, '/nowhere');
-  t.same(jobHomes(engine, join(dir, 'run')), [
-    { path: join(dir, 'home'), by: join(dir, 'run', 'home') },
-    { path: join(dir, 'codex'), by: join(dir, 'run', 'engine-home') },
-  ]);
+  t.same(jobHomes(engine, join(dir, 'run'), null), {
+    home: { path: join(dir, 'home'), by: join(dir, 'run', 'home') },
+    engineHome: { path: join(dir, 'codex'), by: join(dir, 'run', 'engine-home') },
+  });
   t.equal(readFileSync(join(dir, 'run', 'engine-home', 'models_cache.json'), 'utf8'), '[]', 'the model catalog copied in');
   mkdirSync(join(dir, 'run2'));
   const rootHome = engineHome('codex', { HOME: '/', CODEX_HOME: join(dir, 'codex') }, '/nowhere');
-  t.same(jobHomes(rootHome, join(dir, 'run2')), [{ path: join(dir, 'codex'), by: join(dir, 'run2', 'engine-home') }]);
+  t.same(jobHomes(rootHome, join(dir, 'run2'), null), { home: null, engineHome: { path: join(dir, 'codex'), by: join(dir, 'run2', 'engine-home') } });
 });

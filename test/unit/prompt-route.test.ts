@@ -13,11 +13,12 @@ t.test('the argv limit leaves room under MAX_ARG_STRLEN for --prompt= and the NU
   t.ok(Buffer.byteLength(`--prompt=${fits}`) + 1 <= MAX_ARG_STRLEN);
 });
 
-t.test('every engine takes a prompt up to the argv limit as an argument, a reply like --help me included', async (t) => {
-  for (const engine of [codex, gemini, iflow]) {
-    for (const prompt of [fits, '--help me', '- yes', 'x']) t.same(routePrompt(engine, prompt, true), { via: 'argv' }, `${engine.name} ${prompt.slice(0, 12)}`);
-    t.same(routePrompt(engine, fits, false), { via: 'argv' }, `${engine.name}: also with stdin taken (sticky)`);
+t.test('an engine that reads its prompt on stdin gets it there, however small: no prompt on a command line', async (t) => {
+  for (const engine of [codex, gemini]) {
+    for (const prompt of [fits, '--help me', '- yes', 'x']) t.same(routePrompt(engine, prompt, true), { via: 'stdin' }, `${engine.name} ${prompt.slice(0, 12)}`);
+    t.same(routePrompt(engine, fits, false), { via: 'argv' }, `${engine.name}: an argument while it fits, with stdin taken (sticky)`);
   }
+  for (const prompt of [fits, '--help me', '- yes', 'x']) t.same(routePrompt(iflow, prompt, true), { via: 'argv' }, `iflow, never given stdin: ${prompt.slice(0, 12)}`);
 });
 
 t.test('the argv limit counts UTF-8 bytes, not characters', async (t) => {
@@ -34,7 +35,7 @@ t.test('codex and gemini read a prompt over the argv limit from stdin', async (t
 
 t.test('codex: the prompt `-` goes on stdin, since `-` as an argument means "read stdin"', async (t) => {
   t.same(routePrompt(codex, '-', true), { via: 'stdin' });
-  t.same(routePrompt(gemini, '-', true), { via: 'argv' });
+  t.same(routePrompt(gemini, '-', false), { via: 'argv' }, 'to gemini it is a prompt like any other');
   t.match(routePrompt(codex, '-', false), { via: 'refused', reason: /sticky process's stdin carries the replies/ });
 });
 

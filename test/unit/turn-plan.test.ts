@@ -49,11 +49,14 @@ function plan(j: Job, input: Record<string, unknown> = {}, history: Interaction[
 
 const resumed = (engine: EngineName, profile: ProfileKind = 'resumable'): Job => job(engine, { attempt: 1, session_handle: { engine, handle_type: 'session_id', handle_value: 'S-1' } }, profile);
 
-t.test('a first prompt that fits stays an argument and stdin stays closed', async (t) => {
+t.test('a first prompt goes on stdin, however small, for an engine that reads it there; iflow gets it as an argument', async (t) => {
   const p = plan(job('gemini'), { city: '--help' }) as TurnPlan;
-  t.equal(p.stdin, null);
-  t.same(p.argv, [...COMMAND, '--yolo', '--output-format', 'json', `--prompt=${p.prompt}`]);
+  t.equal(p.stdin, p.prompt);
+  t.same(p.argv, [...COMMAND, '--yolo', '--output-format', 'json']);
   t.match(p.prompt, /- city: "--help"/);
+  const i = plan(job('iflow'), { city: '--help' }) as TurnPlan;
+  t.equal(i.stdin, null);
+  t.same(i.argv, [...COMMAND, '--yolo', '--thinking', `--prompt=${i.prompt}`]);
 });
 
 t.test('a first prompt too large for an argument goes on stdin for codex and gemini', async (t) => {
@@ -65,8 +68,8 @@ t.test('a first prompt too large for an argument goes on stdin for codex and gem
   t.same(g.argv, [...COMMAND, '--yolo', '--output-format', 'json']);
 });
 
-t.test('a reply is the resumed turn\'s prompt: an argument while it fits, else on stdin', async (t) => {
-  t.same(plan(resumed('codex'), {}, replied('Rome')), { prompt: 'Rome', argv: [...COMMAND, 'exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', '--', 'S-1', 'Rome'], stdin: null, resuming: true, paths: [] });
+t.test('a reply is the resumed turn\'s prompt, on stdin', async (t) => {
+  t.same(plan(resumed('codex'), {}, replied('Rome')), { prompt: 'Rome', argv: [...COMMAND, 'exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', '--', 'S-1', '-'], stdin: 'Rome', resuming: true, paths: [] });
   t.same(plan(resumed('gemini'), {}, replied(BIG)), { prompt: BIG, argv: [...COMMAND, '--resume=S-1', '--yolo', '--output-format', 'json'], stdin: BIG, resuming: true, paths: [] });
 });
 
