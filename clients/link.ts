@@ -29,7 +29,9 @@ export class ClientLink {
   /**
    * Connects again, trying every RECONNECT_EVERY_MS for RECONNECT_FOR_MS; resolves true once the
    * daemon answers, false when `signal` aborts first. Throws the last DaemonUnreachableError when
-   * the daemon does not come back.
+   * the daemon does not come back. A connection counts once the daemon has answered a ping: a
+   * daemon that is still going away (its listening socket not yet closed as its process ends) may
+   * take a connection and then reset it.
    */
   async reconnect(signal?: AbortSignal): Promise<boolean> {
     const until = Date.now() + RECONNECT_FOR_MS;
@@ -37,6 +39,12 @@ export class ClientLink {
       if (signal?.aborted === true || this.#closed) return false;
       try {
         const client = await RpcClient.connect(this.#socket);
+        try {
+          await client.request('daemon/ping');
+        } catch (error) {
+          client.close();
+          throw error;
+        }
         this.#current.close();
         this.#current = client;
         return true;
