@@ -1,3 +1,4 @@
+import type { LimitsView } from './limits-view.js';
 import type { Connection } from '../rpc/connection.js';
 import type { MethodHandler } from '../rpc/dispatcher.js';
 import { PROTOCOL_VERSION, type MethodName } from '../rpc/methods.js';
@@ -32,6 +33,7 @@ export interface ApiDeps {
   config: Config;
   /** How engine processes are held together and stopped. */
   containment: ContainmentView;
+  limits: LimitsView;
   /** Whether jobs run in a sandbox, and why not. */
   sandbox: SandboxView;
   store: Store;
@@ -74,6 +76,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       notices: d.store.notices,
       internal_errors: d.faults.stats(),
       containment: d.containment,
+      limits: d.limits,
       sandbox: d.sandbox,
       retention: d.retention.view(),
     }),

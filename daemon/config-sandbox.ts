@@ -103,3 +103,26 @@ export function parseSize(value: unknown): number | null {
   const bytes = Math.floor(Number(match[1]) * unit);
   return Number.isSafeInteger(bytes) ? bytes : null;
 }
+
+/**
+ * A skill's `limits` (runner.json): the same keys and values as the config's, which can only lower
+ * the daemon's; a message saying what is wrong, or the limits given.
+ */
+export function parseSkillLimits(raw: unknown): Partial<Limits> | string {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'must be an object';
+  const given = raw as Raw;
+  const limits: Partial<Limits> = {};
+  for (const [name, value] of Object.entries(given)) {
+    if (!(LIMIT_NAMES as readonly string[]).includes(name)) return `${name} is unknown (${LIMIT_NAMES.join(', ')})`;
+    const parsed = name === 'processes' ? (Number.isSafeInteger(value) && (value as number) >= 16 ? (value as number) : null) : parseSize(value);
+    if (parsed === null) return `${name} must be ${name === 'processes' ? 'an integer >= 16' : 'a size, such as "512MiB" or "4GiB"'}`;
+    limits[name as keyof Limits] = parsed;
+  }
+  return limits;
+}
+
+/** The limits of a job: the daemon's, lowered by its skill's. */
+export function effectiveLimits(daemon: Limits, skill: Partial<Limits>): Limits {
+  const lower = (ours: number | null, theirs: number | undefined): number | null => (theirs === undefined ? ours : ours === null ? theirs : Math.min(ours, theirs));
+  return { processes: lower(daemon.processes, skill.processes ?? undefined), memory: lower(daemon.memory, skill.memory ?? undefined), tmp: Math.min(daemon.tmp, skill.tmp ?? daemon.tmp), workspace: lower(daemon.workspace, skill.workspace ?? undefined) };
+}

@@ -19,6 +19,9 @@ import { JobQueries } from './jobs/queries.js';
 import type { Logger } from './logger.js';
 import { chooseContainment } from './process/choose-containment.js';
 import { createSpawner } from './process/spawn.js';
+import { probeLimits, sweepV1 } from './process/cgroup-limits.js';
+import { limitsView } from './limits-view.js';
+import { diskUsage } from './sandbox/disk-usage.js';
 import { definedEnv, engineBaseEnv } from './process/env.js';
 import { notifySystemd } from './notify.js';
 import { openSandbox } from './sandbox/open-sandbox.js';
@@ -52,6 +55,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   // First, so that a "cgroup" setting that cannot be met stops start-up before anything is created.
   const { containment, fallback } = await chooseContainment(config.process_containment, clock, config.kill_grace_ms);
   if (fallback !== null) logger.info({ problem: fallback }, 'cgroup v2 is not usable: engine processes are held by process group');
+  const limitSupport = probeLimits(containment.view.kind === 'cgroup' ? containment.view.path : null);
   const faults = new Faults(logger, () => clock.now());
   const unguard = faults.guardProcess();
   const version = await readVersion();
@@ -82,11 +86,12 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   });
   const supervisor = new Supervisor({
     store, docs, events, pool, clock, logger, skills, config, queries,
-    spawner: createSpawner(clock, containment),
+    spawner: createSpawner(clock, containment, limitSupport),
     engineEnv: (name, live) => engines.envFor(name, live),
     profileFor: (name) => probe.profileFor(name),
     sharedQueue: membership?.member ?? null,
     sandbox,
+    diskUsage,
   });
   const retention = new Retention({
     store, runsDir, policy: config.retention, clock, logger,
@@ -97,7 +102,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const router = new JobRouter(supervisor, shared === null || membership === null ? null : { custody: shared.custody, mailbox: membership.mailbox }, config.host_id);
   const subscriptions = new Subscriptions(events, clock, logger);
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, sandbox: sandbox.view, store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, requestStop, hosts: shared === null ? null : () => shared.hosts() });
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, sandbox: sandbox.view, limits: limitsView(config.limits, limitSupport, sandbox.view), store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, requestStop, hosts: shared === null ? null : () => shared.hosts() });
   const dispatcher = new Dispatcher(bindMethods(withStorageErrors(afterRecovery(api, (jobId) => supervisor.recoveries.of(jobId)))), (method, error) => faults.report('method', error, { method }));
   const limits = { maxConnections: config.max_connections, lineTimeoutMs: config.line_timeout_sec * 1000, idleTimeoutMs: config.idle_timeout_sec * 1000 };
   const server = new RpcServer(dispatcher, limits, (error) => faults.report('rpc_server', error), clock);
@@ -119,13 +124,14 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const missing = missingSkillsDirs(config.skills_dirs);
   if (missing.length > 0) logger.warn({ missing }, 'a skills folder in skills_dirs does not exist: create it, or fix the setting (daemon/status lists them)');
   await supervisor.recover();
+  await sweepV1(limitSupport, (jobId) => store.hasJob(jobId));
   await membership?.start((method, params) => router.carry(method, params));
   await server.listen(listen);
   supervisor.recoveries.begin();
   retention.start();
   const notified = await notifySystemd('READY=1', process.env);
   if (notified !== null) logger.warn({ problem: notified }, 'could not notify systemd');
-  logger.info({ version, socket: listen.kind === 'path' ? listen.path : `fd ${listen.fd}`, state_dir: config.state_dir, skills: skills.counts(), containment: containment.view, sandbox: sandbox.view }, 'skilld ready');
+  logger.info({ version, socket: listen.kind === 'path' ? listen.path : `fd ${listen.fd}`, state_dir: config.state_dir, skills: skills.counts(), containment: containment.view, sandbox: sandbox.view, limits: limitsView(config.limits, limitSupport, sandbox.view) }, 'skilld ready');
 
   let closing: Promise<void> | null = null;
   return {

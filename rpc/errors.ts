@@ -55,6 +55,8 @@ export const ERROR_CODES = {
   ENGINE_TURN_INTERRUPTED: { rpc: 4012, kind: 'job', retryable: true, meaning: 'The engine exited without finishing its turn (no turn-end signal), e.g. killed by another process.' },
   ENGINE_TURN_FAILED: { rpc: 4013, kind: 'job', retryable: true, meaning: 'A live engine process ended its turn as failed (a model error, a refused request) and lives on.' },
   HOST_LOST: { rpc: 4014, kind: 'job', retryable: true, meaning: "The host holding the job's workspace and engine session stopped and did not come back within pinned_grace_sec." },
+  JOB_LIMIT_EXCEEDED: { rpc: 4015, kind: 'job', retryable: false, meaning: 'The engine ran into a limit of the job (`limits`: processes or memory) and failed; `details` says which and its value.' },
+  WORKSPACE_TOO_LARGE: { rpc: 4016, kind: 'job', retryable: false, meaning: "The job's workspace grew past `limits.workspace`; the job was stopped. `details` has the limit and the size measured." },
   JOB_INTERNAL_ERROR: { rpc: 4011, kind: 'job', retryable: true, meaning: 'The daemon hit an unexpected error running the job; it is logged.' },
   INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER: { rpc: 5001, kind: 'warning', retryable: false, meaning: 'An interactive job finished on valid output without the done marker.' },
   ASK_USER_MALFORMED: { rpc: 5002, kind: 'warning', retryable: false, meaning: 'An <ASK_USER_YAML> hint could not be read; the daemon built the pending itself.' },

@@ -8,7 +8,7 @@ import { extractOutput } from './output.js';
 export const FALLBACK_PROMPT = 'Please provide your next input.';
 
 /** How the turn's process ended, decided before any output is looked at. */
-export type ProcessOutcome = { kind: 'ok' } | { kind: 'canceled' } | { kind: 'failed'; code: JobErrorCode; message: string };
+export type ProcessOutcome = { kind: 'ok' } | { kind: 'canceled' } | { kind: 'failed'; code: JobErrorCode; message: string; details?: JobError['details'] };
 
 export interface Pending {
   interaction_id: number;
@@ -45,7 +45,7 @@ type OutputCheck = { ok: true; output: Record<string, unknown>; repaired: boolea
 export function decideTurn(evidence: TurnEvidence): GateDecision {
   const { process } = evidence;
   if (process.kind === 'canceled') return { status: 'canceled', error: { code: 'CANCELED_BY_USER', message: 'canceled by user' }, warnings: [] };
-  if (process.kind === 'failed') return { status: 'failed', error: { code: process.code, message: process.message }, warnings: [] };
+  if (process.kind === 'failed') return { status: 'failed', error: { code: process.code, message: process.message, ...(process.details === undefined ? {} : { details: process.details }) }, warnings: [] };
   const final = evidence.messages[evidence.messages.length - 1] ?? '';
   const check = checkOutput(final, evidence.validateOutput);
   const repaired: WarningCode[] = check.ok && check.repaired ? ['OUTPUT_REPAIRED'] : [];

@@ -27,6 +27,8 @@ export type Isolation = 'sandbox' | 'none';
 export interface JobError {
   code: JobErrorCode;
   message: string;
+  /** For a limit the job ran into (`JOB_LIMIT_EXCEEDED`, `WORKSPACE_TOO_LARGE`): which, its value, and what the job reached where that is known. */
+  details?: { limit: string; value: number; used?: number };
 }
 
 /** The most UTF-8 bytes a job's `error.message` has; a longer one is cut, ending in `…`. */

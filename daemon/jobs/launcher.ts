@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import { effectiveLimits } from '../config-sandbox.js';
 import { AgentMessages } from '../engines/agent-text.js';
 import { withoutAskUserBlock } from '../engines/ask-user.js';
 import type { TurnParser } from '../engines/engine.js';
@@ -19,6 +20,7 @@ import { isTerminal } from './states.js';
 import { StickySession, type AdoptedSession } from './sticky-session.js';
 import type { TurnPlan } from './turn-plan.js';
 import { adoptTurn, startTurn, type TurnHandle } from './turn.js';
+import { guardWorkspace } from './workspace-guard.js';
 
 export interface LauncherDeps {
   spawner: Spawner;
@@ -26,11 +28,13 @@ export interface LauncherDeps {
   store: Store;
   events: JobEvents;
   logger: Logger;
-  config: Pick<Config, 'engines' | 'kill_grace_ms'>;
+  config: Pick<Config, 'engines' | 'kill_grace_ms' | 'limits'>;
   /** The engine's environment; `live` adds what its live protocol needs. */
   engineEnv(name: EngineName, live?: boolean): Record<string, string>;
   /** The sandbox of a job's engine processes. */
   sandbox: Pick<JobSandbox, 'planFor'>;
+  /** The disk space a folder takes (a job's workspace, held to `limits.workspace`). */
+  diskUsage(dir: string): Promise<number>;
 }
 
 /** What a sticky job's live process reports while it lives. */
@@ -49,6 +53,8 @@ export interface StickyHooks {
  */
 export class Launcher {
   readonly #d: LauncherDeps;
+  /** The workspace limit of each job whose live session this daemon started, for its later turns. */
+  readonly #workspaceLimits = new Map<string, number | null>();
 
   constructor(deps: LauncherDeps) {
     this.#d = deps;
@@ -62,13 +68,15 @@ export class Launcher {
   launch(job: Job, attempt: number, plan: TurnPlan, folder: RunFolder, hooks: StickyHooks): { turn: TurnHandle; session: StickySession | null; recorded: Promise<void> } {
     const live = job.interactive_profile?.kind === 'sticky_process';
     const env = this.#d.engineEnv(job.engine, live);
+    const limits = effectiveLimits(this.#d.config.limits, plan.limits);
     const spec = {
       ...this.#output(job),
       argv: plan.argv,
       cwd: folder.workspace,
       env,
       mark: job.job_id,
-      sandbox: this.#d.sandbox.planFor(job, { root: folder.root, workspace: folder.workspace, skill: folder.skillDir }, env, plan.paths),
+      sandbox: this.#d.sandbox.planFor(job, { root: folder.root, workspace: folder.workspace, skill: folder.skillDir }, env, plan.paths, limits.tmp),
+      limits: { processes: limits.processes, memory: limits.memory },
       keeperDir: folder.engineDir,
       logs: logsOf(folder, attempt),
     };
@@ -79,13 +87,15 @@ export class Launcher {
       const argv = [...this.#d.config.engines[job.engine].command, ...protocol.argv(start)];
       // A live protocol reports each message whole (ACP chunks joined): one `message` event each.
       const session = StickySession.start(this.#d.spawner, this.#d.clock, { ...spec, argv, protocol, start, graceMs: this.#d.config.kill_grace_ms, onMessage: spec.say, ...hooks });
-      const turn = session.turn(plan.prompt, hardTimeoutMs, null);
+      this.#workspaceLimits.set(job.job_id, limits.workspace);
+      void session.exited.then(() => this.#workspaceLimits.delete(job.job_id));
+      const turn = this.#guard(session.turn(plan.prompt, hardTimeoutMs, null), folder, limits.workspace);
       return { turn, session, recorded: this.#record(job.job_id, session.pid, session.exited) };
     }
     const expectedSession = plan.resuming ? (job.session_handle?.handle_value ?? null) : null;
     const messages = this.#messages(job, spec);
     const started = startTurn(this.#d.spawner, this.#d.clock, { ...spec, ...messages.spec, hardTimeoutMs, resuming: plan.resuming, expectedSession, stdin: plan.stdin });
-    const turn = messages.ended(started);
+    const turn = this.#guard(messages.ended(started), folder, limits.workspace);
     return { turn, session: null, recorded: this.#record(job.job_id, turn.pid, turn.done) };
   }
 
@@ -101,13 +111,15 @@ export class Launcher {
       env: {},
       mark: job.job_id,
       sandbox: null,
+      limits: null,
       keeperDir: folder.engineDir,
       logs: logsOf(folder, job.attempt),
     };
     const messages = this.#messages(job, spec);
     const adopted = await adoptTurn(this.#d.spawner, this.#d.clock, { ...spec, ...messages.spec, hardTimeoutMs: job.hard_timeout_sec * 1000 }, skip);
     if ('problem' in adopted) return adopted;
-    const turn = messages.ended(adopted.turn);
+    // Taken up after a restart: held to the daemon's workspace limit (a skill's lower one is not at hand).
+    const turn = this.#guard(messages.ended(adopted.turn), folder, this.#d.config.limits.workspace);
     void turn.done.then(() => this.#d.store.removeProcess(adopted.keeperPid)).catch(() => undefined);
     return turn;
   }
@@ -124,7 +136,7 @@ export class Launcher {
     const protocol = ENGINES[job.engine].live;
     const out = this.#output(job);
     const argv = [...this.#d.config.engines[job.engine].command, ...protocol.argv(note.start)];
-    const spec = { ...out, argv, cwd: folder.workspace, env: {}, mark: job.job_id, sandbox: null, keeperDir: folder.engineDir, logs: logsOf(folder, job.attempt), protocol, start: note.start, graceMs: this.#d.config.kill_grace_ms, onMessage: out.say, ...hooks };
+    const spec = { ...out, argv, cwd: folder.workspace, env: {}, mark: job.job_id, sandbox: null, limits: null, keeperDir: folder.engineDir, logs: logsOf(folder, job.attempt), protocol, start: note.start, graceMs: this.#d.config.kill_grace_ms, onMessage: out.say, ...hooks };
     const adopted = await StickySession.adopt(this.#d.spawner, this.#d.clock, spec, told);
     if ('session' in adopted) void adopted.session.exited.then(() => this.#d.store.removeProcess(record.pid)).catch(() => undefined);
     return adopted;
@@ -162,7 +174,13 @@ export class Launcher {
 
   /** A sticky job's next turn: the reply is the live process's next prompt (PR-12). */
   nextStickyTurn(job: Job, attempt: number, session: StickySession, prompt: string, folder: RunFolder): TurnHandle {
-    return session.turn(prompt, job.hard_timeout_sec * 1000, logsOf(folder, attempt));
+    const limit = this.#workspaceLimits.get(job.job_id) ?? this.#d.config.limits.workspace;
+    return this.#guard(session.turn(prompt, job.hard_timeout_sec * 1000, logsOf(folder, attempt)), folder, limit);
+  }
+
+  /** A job's turn, its workspace held to `limit` (workspace-guard.ts). */
+  #guard(turn: TurnHandle, folder: RunFolder, limit: number | null): TurnHandle {
+    return guardWorkspace(turn, this.#d.clock, { limit, measure: () => this.#d.diskUsage(folder.workspace) });
   }
 
   /**

@@ -98,6 +98,7 @@ export class StickySession {
         env: spec.env,
         mark: spec.mark,
         sandbox: spec.sandbox,
+        limits: spec.limits,
         stdin: 'live',
         // The process outlives attempts: its output goes to files of its own, and is copied to each attempt's logs.
         keeper: { dir: spec.keeperDir, stdout: join(spec.keeperDir, LIVE_FILES.stdout), stderr: join(spec.keeperDir, LIVE_FILES.stderr), note: { kind: 'live', start: spec.start } },

@@ -31,4 +31,6 @@ export interface SupervisorDeps {
   sharedQueue: { claimSoon(): void } | null;
   /** Each job's sandbox (docs/sandbox.md). */
   sandbox: JobSandbox;
+  /** The disk space a folder takes (a job's workspace, held to `limits.workspace`). */
+  diskUsage(dir: string): Promise<number>;
 }

@@ -1,4 +1,5 @@
 import { SkilldError } from '../../rpc/errors.js';
+import type { Limits } from '../config-sandbox.js';
 import type { EngineAdapter } from '../engines/engine.js';
 import { routePrompt, type PromptRoute } from '../engines/prompt-route.js';
 import { ENGINES } from '../engines/registry.js';
@@ -18,6 +19,8 @@ export interface TurnPlan {
   resuming: boolean;
   /** The paths the request's input names that the skill works on (`input_paths`), for the job's sandbox. */
   paths: InputPath[];
+  /** The skill's limits (runner.json), which lower the daemon's. */
+  limits: Partial<Limits>;
 }
 
 /** What a job's first prompt is built from. */
@@ -29,7 +32,7 @@ export interface FirstTurnInput {
 }
 
 export interface TurnPlanInput extends FirstTurnInput {
-  skill: Pick<SkillDefinition, 'id' | 'version' | 'prompts' | 'input_paths'>;
+  skill: Pick<SkillDefinition, 'id' | 'version' | 'prompts' | 'input_paths' | 'limits'>;
   adapter: EngineAdapter;
   command: readonly string[];
   history: readonly Interaction[];
@@ -60,7 +63,7 @@ function withPrompt(p: TurnPlanInput, prompt: string, resuming: boolean, args: (
   }
   const argvPrompt = route.via === 'argv' ? prompt : null;
   const paths = inputPaths(p.skill.input_paths, p.request.input);
-  return { prompt, argv: [...p.command, ...args(argvPrompt)], stdin: argvPrompt === null ? prompt : null, resuming, paths };
+  return { prompt, argv: [...p.command, ...args(argvPrompt)], stdin: argvPrompt === null ? prompt : null, resuming, paths, limits: p.skill.limits };
 }
 
 /** The first turn's prompt: the skill's template or intro, then the request's values. */

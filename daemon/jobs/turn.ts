@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { ParsedTurn, TurnParser } from '../engines/engine.js';
+import type { EngineLimits, LimitHit } from '../process/cgroup-limits.js';
 import type { EngineProcess, ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
 import type { SandboxPlan } from '../sandbox/plan.js';
 import type { ProcessOutcome } from './gate.js';
@@ -15,6 +16,8 @@ export interface LaunchSpec {
   mark: string;
   /** The sandbox the process runs in; null: none. */
   sandbox: SandboxPlan | null;
+  /** What the process and all it starts may use (cgroup-limits.ts); null: no limits. */
+  limits: EngineLimits | null;
   /** The job's engine folder: where its engine process's keeper is recorded (docs/restarts.md). */
   keeperDir: string;
   /** The attempt's log files. */
@@ -102,6 +105,7 @@ export function startTurn(spawner: Spawner, clock: Clock, spec: TurnSpec): TurnH
     env: spec.env,
     mark: spec.mark,
     sandbox: spec.sandbox,
+    limits: spec.limits,
     stdin: spec.stdin === null ? 'ignore' : { text: spec.stdin },
     keeper: { dir: spec.keeperDir, stdout: spec.logs.stdout, stderr: spec.logs.stderr, note },
     onLine: (stream, text, replayed) => output.line(stream, text, replayed),
@@ -176,10 +180,17 @@ export function classify(exit: ExitInfo, stopReason: StopReason | null, spec: Pi
   if (stopReason === 'timeout') return { kind: 'failed', code: 'TIMEOUT', message: `turn exceeded hard_timeout_sec (${spec.hardTimeoutMs / 1000} s) and was stopped` };
   if (exit.code === 0) return { kind: 'ok' };
   const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  if (exit.limit !== undefined) return limitOutcome(exit.limit, how);
   const tail = seen.stderrTail.length > 0 ? `: ${seen.stderrTail.join(' | ')}` : '';
   // A resume that dies before printing anything found no session to continue (PR-14).
   if (spec.resuming && !seen.sawOutput) return { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: `resume ${how}${tail}` };
   return { kind: 'failed', code: 'ENGINE_EXIT_NONZERO', message: `engine ${how}${tail}` };
+}
+
+/** A turn that failed after running into a limit of its job: that is why, whatever else it said. */
+export function limitOutcome(hit: LimitHit, how: string): ProcessOutcome {
+  const value = hit.limit === 'memory' ? `${hit.value} bytes` : `${hit.value} processes`;
+  return { kind: 'failed', code: 'JOB_LIMIT_EXCEEDED', message: `the engine ran into the job's ${hit.limit} limit (${value}) and ${how}`, details: { limit: hit.limit, value: hit.value } };
 }
 
 /** What bubblewrap, or setpriv where the daemon is root, says when the engine cannot be started in its sandbox. */

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { ProcessRecord } from '../store/store.js';
+import { limitHit, setV2Limits, type LimitHit } from './cgroup-limits.js';
 import { cgroupPids, cgroupPopulated, createCgroup, engineCgroupName, engineCgroups, joinCgroupArgv, killCgroup, removeCgroup } from './cgroup.js';
 import { StartError, processGroupContainment, type Containment, type ContainmentView, type Hold, type Launch } from './containment.js';
 import { execError } from './executable.js';
@@ -41,7 +42,14 @@ export class CgroupContainment implements Containment {
       const dir = join(this.#dir, engineCgroupName(launch.mark, this.#count));
       try {
         createCgroup(dir);
-        return new CgroupHold(dir, joinCgroupArgv(dir, launch.argv), this.#clock, this.#graceMs, launch.spareLeader === true);
+        const hold = new CgroupHold(dir, joinCgroupArgv(dir, launch.argv), this.#clock, this.#graceMs, launch.spareLeader === true, launch.limits ?? null);
+        try {
+          if (launch.limits !== undefined) setV2Limits(dir, launch.limits.values, launch.limits.names);
+        } catch (error) {
+          removeCgroup(dir);
+          throw new StartError(`cannot set the limits of the engine's cgroup ${dir}: ${(error as Error).message}`, { cause: error });
+        }
+        return hold;
       } catch (error) {
         // EEXIST: a cgroup of an earlier daemon that could not be removed yet; take the next number.
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new StartError(`cannot create the engine's cgroup ${dir}: ${(error as Error).message}`, { cause: error });
@@ -51,7 +59,7 @@ export class CgroupContainment implements Containment {
 
   /** A cgroup an earlier daemon made; a process held by process group then is held so again. */
   adopt(place: Place, mark: string, spareLeader: boolean): Hold {
-    if (place.kind === 'cgroup') return new CgroupHold(place.path, [], this.#clock, this.#graceMs, spareLeader);
+    if (place.kind === 'cgroup') return new CgroupHold(place.path, [], this.#clock, this.#graceMs, spareLeader, null);
     return processGroupContainment(this.#clock, this.#graceMs).adopt(place, mark, spareLeader);
   }
 
@@ -73,15 +81,21 @@ class CgroupHold implements Hold {
   readonly #clock: Clock;
   readonly #graceMs: number;
   readonly #spareLeader: boolean;
+  readonly #limits: Launch['limits'] | null;
   #stopping: Promise<void> | null = null;
 
-  constructor(dir: string, argv: readonly string[], clock: Clock, graceMs: number, spareLeader: boolean) {
+  constructor(dir: string, argv: readonly string[], clock: Clock, graceMs: number, spareLeader: boolean, limits: Launch['limits'] | null) {
     this.argv = argv;
     this.place = { kind: 'cgroup', path: dir };
     this.#dir = dir;
     this.#clock = clock;
     this.#graceMs = graceMs;
     this.#spareLeader = spareLeader;
+    this.#limits = limits;
+  }
+
+  limitHit(): LimitHit | null {
+    return this.#limits == null ? null : limitHit(this.#dir, 2, this.#limits.values, this.#limits.names);
   }
 
   stop(pid: number): Promise<void> {

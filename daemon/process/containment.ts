@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { ProcessRecord } from '../store/store.js';
 import { groupAlive } from './group.js';
+import type { EngineLimits, LimitHit, LimitName } from './cgroup-limits.js';
 import type { Place } from './keeper.js';
 import { stopTree } from './stop.js';
 import { stopSurvivors, type Survivors } from './survivors.js';
@@ -25,6 +26,8 @@ export interface Launch {
    * sandbox at once, with no grace for the engine inside), only the final SIGKILL.
    */
   spareLeader?: boolean;
+  /** The limits a cgroup v2 of its own sets (cgroup-limits.ts); absent: none there. */
+  limits?: { values: EngineLimits; names: readonly LimitName[] };
 }
 
 /** What holds one engine process and everything it starts. */
@@ -37,6 +40,8 @@ export interface Hold {
   stop(pid: number): Promise<void>;
   /** After the engine exited, or never started: stops what it left behind and lets the hold go. */
   release(pid: number | null): Promise<void>;
+  /** A limit the process ran into, read before `release` (cgroup-limits.ts); null for none. */
+  limitHit?(): LimitHit | null;
 }
 
 /** How engine processes are kept together and stopped: by cgroup where the kernel allows, else by process group and job mark. */

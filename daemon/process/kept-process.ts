@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { constants as fsConstants, createWriteStream, openSync, rmSync, type WriteStream } from 'node:fs';
 import { Socket } from 'node:net';
 import { constants } from 'node:os';
+import type { LimitHit } from './cgroup-limits.js';
 import type { Hold } from './containment.js';
 import { FileFollower } from './file-follower.js';
 import { readExitCode, setRecordAside } from './keeper.js';
@@ -16,6 +17,8 @@ export interface ExitInfo {
   code: number | null;
   signal: string | null;
   spawnError: string | null;
+  /** A limit of the job's the process (or what it started) ran into (cgroup-limits.ts). */
+  limit?: LimitHit;
 }
 
 /** Where an engine's output goes as it is read. */
@@ -106,7 +109,10 @@ export class KeptProcess implements EngineProcess {
       this.#leaderGone = true;
       const code = keeperExit.spawnError === null ? readExitCode(p.dir) : null;
       // Without a status, the keeper itself was ended (the stop's SIGKILL, or someone else's).
-      const info = code === null ? keeperExit : exitOf(code, null);
+      const ended = code === null ? keeperExit : exitOf(code, null);
+      // Read before the hold lets its cgroups go.
+      const limit = this.#hold.limitHit?.() ?? null;
+      const info = limit === null ? ended : { ...ended, limit };
       // What the engine left running is stopped by its hold, in parallel with the last reads.
       await Promise.all([this.#hold.release(this.pid), ...this.#followers.map((f) => f.finish())]);
       this.#close();

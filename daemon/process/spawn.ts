@@ -6,7 +6,8 @@ import type { ProcessRecord } from '../store/store.js';
 import { prepareSandbox, type SandboxLaunch } from '../sandbox/launch.js';
 import { OpenPathError } from '../sandbox/open-path.js';
 import type { SandboxPlan } from '../sandbox/plan.js';
-import { StartError, type Containment } from './containment.js';
+import { V1Groups, type EngineLimits, type LimitSupport } from './cgroup-limits.js';
+import { StartError, type Containment, type Hold, type Launch } from './containment.js';
 import { execError } from './executable.js';
 import { KEEPER_FILES, KEEPER_VERSION, currentBootId, keeperArgv, writeRecord, type KeeperRecord } from './keeper.js';
 import { KeptProcess, makeFifo, type EngineProcess, type ExitInfo, type OutputSink } from './kept-process.js';
@@ -27,6 +28,8 @@ export interface SpawnRequest extends OutputSink {
   mark: string;
   /** The sandbox it runs in (docs/sandbox.md); null: none. */
   sandbox: SandboxPlan | null;
+  /** What it and all it starts may use, where the kernel enforces it (cgroup-limits.ts); null: no limits. */
+  limits: EngineLimits | null;
   /**
    * `ignore`: nothing (/dev/null); `{ text }`: a file the engine reads to its end; `live`: a FIFO
    * that takes `write` for the process's whole life, whichever daemon writes.
@@ -48,8 +51,11 @@ export interface Spawner {
   stopSurvivors(records: readonly ProcessRecord[], ownsJob: (jobId: string) => boolean): Promise<Survivors>;
 }
 
-/** The real spawner: the only user of execa. Each engine process is started by a keeper and held by `containment`. */
-export function createSpawner(clock: Clock, containment: Containment): Spawner {
+/**
+ * The real spawner: the only user of execa. Each engine process is started by a keeper and held
+ * by `containment`, its limits set where `limits` says they can be.
+ */
+export function createSpawner(clock: Clock, containment: Containment, limits: LimitSupport = NO_LIMITS): Spawner {
   return {
     spawn(request) {
       const { dir } = request.keeper;
@@ -57,15 +63,18 @@ export function createSpawner(clock: Clock, containment: Containment): Spawner {
       let hold;
       let launched;
       let sandbox: SandboxLaunch | null = null;
+      let groups: V1Groups | null = null;
       try {
         const cannotExec = execError(request.argv[0] ?? '', request.env['PATH'], request.cwd);
         if (cannotExec !== null) throw new StartError(cannotExec);
         // The sandbox's paths are opened once, here, and handed to it as descriptors with its options (launch.ts).
         if (request.sandbox !== null) sandbox = prepareSandbox(request.sandbox, request.argv, { ...request.env, [JOB_MARK]: request.mark }, dir, SANDBOX_FIRST_FD);
-        launched = kept(request, sandbox);
-        hold = containment.hold(launched);
+        groups = request.limits === null ? null : makeGroups(limits, request.mark, request.limits);
+        launched = limited(kept(request, sandbox), groups, limits, request.limits);
+        hold = groups === null ? containment.hold(launched) : withGroups(containment.hold(launched), groups);
       } catch (error) {
         sandbox?.close();
+        groups?.remove();
         if (error instanceof StartError) return notStarted(error.message);
         if (error instanceof OpenPathError) return notStarted(`${error.message} (the job's sandbox)`);
         throw error;
@@ -98,11 +107,45 @@ export function createSpawner(clock: Clock, containment: Containment): Spawner {
  * sandbox's outer process is then the keeper). The keeper is the leader, which a stop spares its
  * SIGTERM: it ends by itself once the engine has.
  */
-function kept(request: SpawnRequest, sandbox: SandboxLaunch | null): { argv: readonly string[]; cwd: string; env: Readonly<Record<string, string>>; mark: string; spareLeader: boolean } {
+function kept(request: SpawnRequest, sandbox: SandboxLaunch | null): Launch {
   const { argv, cwd, env, mark } = request;
   if (sandbox === null) return { argv: keeperArgv(argv, null), cwd, env, mark, spareLeader: true };
   // The outer process needs the search path alone: the engine's environment is in its options.
   return { argv: keeperArgv([], sandbox.argv), cwd, env: env['PATH'] === undefined ? {} : { PATH: env['PATH'] }, mark, spareLeader: true };
+}
+
+/** Where no limit is enforced (tests of the spawner alone). */
+const NO_LIMITS: LimitSupport = { processes: { by: null, problem: 'not asked' }, memory: { by: null, problem: 'not asked' } };
+
+/** The cgroup v1 groups of a launch, where its limits are set there; a failure is a start error. */
+function makeGroups(support: LimitSupport, mark: string, limits: EngineLimits): V1Groups | null {
+  try {
+    const groups = new V1Groups(support, mark, limits);
+    return groups.dirs.length === 0 ? null : groups;
+  } catch (error) {
+    throw new StartError(`cannot set the job's limits: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** The launch joined to its cgroup v1 groups, and told which limits its own cgroup v2 sets. */
+function limited(launch: Launch, groups: V1Groups | null, support: LimitSupport, limits: EngineLimits | null): Launch {
+  const names = (['processes', 'memory'] as const).filter((name) => support[name].by === 'cgroup v2');
+  const argv = groups?.joinArgv(launch.argv) ?? launch.argv;
+  return limits === null || names.length === 0 ? { ...launch, argv } : { ...launch, argv, limits: { values: limits, names } };
+}
+
+/** A hold that also lets the launch's cgroup v1 groups go, and reads their hits. */
+function withGroups(hold: Hold, groups: V1Groups): Hold {
+  return {
+    argv: hold.argv,
+    place: hold.place,
+    stop: (pid) => hold.stop(pid),
+    release: async (pid) => {
+      await hold.release(pid);
+      groups.remove();
+    },
+    limitHit: () => hold.limitHit?.() ?? groups.hit(),
+  };
 }
 
 /** The first descriptor of a sandbox's open paths in its outer process: after stdin, stdout, stderr and the status file. */

@@ -33,7 +33,6 @@ export interface SandboxSetup {
   system: readonly SystemPath[];
   /** Each engine's command and the paths the config adds to its sandboxes. */
   engines: Readonly<Record<EngineName, { command: readonly string[]; readOnly: readonly string[]; readWrite: readonly string[] }>>;
-  tmpBytes: number;
   /** The daemon runs as root. */
   asRoot: boolean;
 }
@@ -77,7 +76,7 @@ export class JobSandbox {
    * job's homes are made here the first time (job-home.ts), and its folders given to the engine's
    * user where that is not the daemon's.
    */
-  planFor(job: Pick<Job, 'engine' | 'isolation'>, folder: JobFolder, env: Readonly<Record<string, string>>, paths: readonly InputPath[]): SandboxPlan | null {
+  planFor(job: Pick<Job, 'engine' | 'isolation'>, folder: JobFolder, env: Readonly<Record<string, string>>, paths: readonly InputPath[], tmpBytes: number): SandboxPlan | null {
     if (job.isolation !== 'sandbox') return null;
     const setup = this.#setup;
     const owner = setup.switched ? { uid: setup.user.uid, gid: setup.user.gid } : null;
@@ -88,7 +87,7 @@ export class JobSandbox {
     const { command, readOnly, readWrite } = setup.engines[job.engine];
     const installed = installedProgram(command[0] ?? '', env['PATH'], folder.workspace, (one) => ownPlace(one, setup.own, false));
     const present = (paths: readonly string[], folders = false): string[] => paths.filter((path) => existsSync(path) && statSync(path).isDirectory() === folders);
-    const host = { system: setup.system, installed, extra: { readOnly, readWrite }, user: setup.user, switchUser: setup.switched, tmpBytes: setup.tmpBytes, own: setup.own };
+    const host = { system: setup.system, installed, extra: { readOnly, readWrite }, user: setup.user, switchUser: setup.switched, tmpBytes, own: setup.own };
     return planSandbox(host, {
       workspace: folder.workspace,
       skill: folder.skill,

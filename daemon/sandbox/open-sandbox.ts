@@ -43,7 +43,7 @@ export async function openSandbox(config: Config, env: Readonly<Record<string, s
   else probe = await probeSandbox(run, env, system, found.user, found.switched);
   const user = 'problem' in found ? { uid: -1, gid: -1, user: 'none', group: 'none' } : found.user;
   const asRoot = process.getuid?.() === 0;
-  const sandbox = new JobSandbox({ mode: config.sandbox.mode, probe, own, user, switched: 'problem' in found ? false : found.switched, system, engines, tmpBytes: config.limits.tmp, asRoot });
+  const sandbox = new JobSandbox({ mode: config.sandbox.mode, probe, own, user, switched: 'problem' in found ? false : found.switched, system, engines, asRoot });
   const { view } = sandbox;
   if (view.isolation === 'sandbox') return sandbox;
   if (view.mode === 'off') logger.warn({ sandbox: view }, 'jobs run without a sandbox: an engine can read and change what the daemon\'s user can (sandbox: "off")');

@@ -1,6 +1,7 @@
 import { basename, join, normalize } from 'node:path';
 import { jsonProblem } from '../../rpc/json-problem.js';
 import { didYouMean } from '../../rpc/nearest.js';
+import { parseSkillLimits, type Limits } from '../config-sandbox.js';
 import type { ApprovalMode } from '../engines/live-session.js';
 import { ENGINE_NAMES, type EngineName, type ExecutionMode } from '../jobs/job.js';
 import { compileSchema, type Validator } from './json-schema.js';
@@ -28,6 +29,8 @@ export interface SkillDefinition {
   prompts: Record<string, string>;
   /** Inputs that name paths the job works on, shown in its sandbox read-only or read-write (docs/skills.md). */
   input_paths: Record<string, PathAccess>;
+  /** What its jobs may use, lowering the daemon's `limits` (docs/sandbox.md, "Limits"). */
+  limits: Partial<Limits>;
   schemas: Record<SchemaKey, object | null>;
   validators: Record<SchemaKey, Validator | null>;
   /** The bytes this definition was built from: a job's snapshot is written from them. */
@@ -68,6 +71,7 @@ const MANIFEST_SCHEMA = {
     artifacts: { type: 'array', items: { type: 'object', required: ['role', 'pattern'], properties: { role: { type: 'string' }, pattern: { type: 'string' }, required: { type: 'boolean' } } } },
     entrypoint: { type: 'object', properties: { prompts: { type: 'object', additionalProperties: { type: 'string' } } } },
     input_paths: { type: 'object', additionalProperties: { enum: ['read_only', 'read_write'] } },
+    limits: { type: 'object' },
   },
 };
 const validateManifest = compileSchema(MANIFEST_SCHEMA);
@@ -86,6 +90,7 @@ interface Manifest {
   artifacts?: Array<{ role: string; pattern: string; required?: boolean }>;
   entrypoint?: { prompts?: Record<string, string> };
   input_paths?: Record<string, PathAccess>;
+  limits?: unknown;
 }
 
 /** How a job's sandbox shows a path its input names (`input_paths` in runner.json). */
@@ -114,6 +119,8 @@ export async function loadSkill(dir: string, expectedId: string = basename(dir))
     const unknown = (m[key] ?? []).find((name) => !ENGINE_NAMES.includes(name as EngineName));
     if (unknown !== undefined) throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: ${key}: "${unknown}" is not an engine (the engines: ${ENGINE_NAMES.join(', ')})${didYouMean(unknown, ENGINE_NAMES)}`, manifestPath);
   }
+  const limits = m.limits === undefined ? {} : parseSkillLimits(m.limits);
+  if (typeof limits === 'string') throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: limits: ${limits}`, manifestPath);
   if (effectiveEngines(m.engines, m.unsupported_engines).length === 0) throw new SkillLoadError('SKILL_MANIFEST_INVALID', 'runner.json: engines less unsupported_engines leaves no engine to run it', manifestPath);
   if (m.max_attempt !== undefined && !m.execution_modes.includes('interactive')) {
     throw new SkillLoadError('SKILL_MANIFEST_INVALID', 'runner.json: max_attempt applies to interactive mode only', manifestPath);
@@ -142,6 +149,7 @@ export async function loadSkill(dir: string, expectedId: string = basename(dir))
     artifacts: (m.artifacts ?? []).map((a) => ({ role: a.role, pattern: a.pattern, required: a.required ?? false })),
     prompts: m.entrypoint?.prompts ?? {},
     input_paths: m.input_paths ?? {},
+    limits,
     schemas,
     validators,
     files,

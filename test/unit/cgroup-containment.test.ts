@@ -71,14 +71,14 @@ t.test('a stop right after the start leaves no cgroup behind, though the kernel 
   const spawner = createSpawner(systemClock, new CgroupContainment(home, systemClock, POLITE_GRACE_MS));
   const keeper = keeperIn(t.testdir());
   for (let i = 0; i < 40; i += 1) {
-    const proc = spawner.spawn({ argv: idle(), cwd: '/', env, mark: 'job-unit-quick', sandbox: null, stdin: 'ignore', keeper, onLine: () => undefined, onOverflow: () => undefined });
+    const proc = spawner.spawn({ argv: idle(), cwd: '/', env, mark: 'job-unit-quick', sandbox: null, limits: null, stdin: 'ignore', keeper, onLine: () => undefined, onOverflow: () => undefined });
     t.match(await proc.stop(), { signal: 'SIGTERM' });
   }
   t.same(cgroupsOf('job-unit-quick'), [], 'all 40 cgroups are removed');
 });
 
 t.test('an engine that cannot be found, or whose cgroup cannot be made, is not started, and its exit says why', async (t) => {
-  const request = { argv: [process.execPath, '-e', ''], cwd: '/', env, mark: 'job-unit-nowhere', sandbox: null, stdin: 'live' as const, keeper: keeperIn(t.testdir()), onLine: () => undefined, onOverflow: () => undefined };
+  const request = { argv: [process.execPath, '-e', ''], cwd: '/', env, mark: 'job-unit-nowhere', sandbox: null, limits: null, stdin: 'live' as const, keeper: keeperIn(t.testdir()), onLine: () => undefined, onOverflow: () => undefined };
   const nowhere = createSpawner(systemClock, new CgroupContainment('/nonexistent/cgroup', systemClock, 200)).spawn(request);
   t.equal(nowhere.pid, null);
   const exit = await nowhere.exited;

@@ -445,3 +445,14 @@ t.test('a broken default config file stops start-up with a message naming it', a
   t.match(unknown, /"max_concurent" is unknown/);
   t.ok(unknown.includes(path), unknown);
 });
+
+t.test('a skill\'s limits (runner.json) lower the daemon\'s, never raise them', async (t) => {
+  const { effectiveLimits, parseSkillLimits } = await import('../../daemon/config-sandbox.js');
+  t.same(parseSkillLimits({ processes: 32, memory: '1GiB', workspace: 1048576 }), { processes: 32, memory: 1024 ** 3, workspace: 1048576 });
+  t.equal(parseSkillLimits({ memory: 'lots' }), 'memory must be a size, such as "512MiB" or "4GiB"');
+  t.equal(parseSkillLimits({ processes: 8 }), 'processes must be an integer >= 16');
+  t.equal(parseSkillLimits({ cpu: 1 }), 'cpu is unknown (processes, memory, tmp, workspace)');
+  t.equal(parseSkillLimits([]), 'must be an object');
+  const daemon = { processes: 512, memory: 4 * 1024 ** 3, tmp: 512 * 1024 ** 2, workspace: null };
+  t.same(effectiveLimits(daemon, { processes: 1024, memory: 1024 ** 3, workspace: 2048 }), { processes: 512, memory: 1024 ** 3, tmp: 512 * 1024 ** 2, workspace: 2048 }, 'the lower of the two; a skill sets one the daemon has none of');
+});
