@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ShortRunner } from '../engines/probe.js';
@@ -36,7 +36,8 @@ export async function probeSandbox(run: ShortRunner, env: Readonly<Record<string
     program: null,
     own: { places: [], skills: [], home: '/' },
   };
-  const scratch = mkdtempSync(join(tmpdir(), 'skilld-probe-'));
+  // Made only where a mount needs a file of the daemon's (none here): the probe needs no free disk space.
+  const scratch = join(tmpdir(), `skilld-probe-${process.pid}`);
   let result;
   try {
     const opened = openPlan(plan, scratch);

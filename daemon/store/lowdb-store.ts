@@ -9,6 +9,7 @@ import { FinishedLog, type FinishedRecord } from './finished-log.js';
 import { JobIndex } from './job-index.js';
 import { jobProblem, processProblem } from './records.js';
 import type { ExpiredJob, ExpiryQuery, JobQuery, ProcessRecord, Store, StoreNotice } from './store.js';
+import { isStorageFault } from './storage-fault.js';
 
 export const SCHEMA_VERSION = 1;
 
@@ -91,6 +92,8 @@ function entryProblem(entry: unknown): string | null {
  */
 export class LowdbStore implements Store {
   readonly notices: StoreNotice[] = [];
+  /** Damaged records not yet written aside (the disk was full at start): written before a compaction drops them from the snapshot. */
+  #pendingAside: { damaged: readonly DamagedRecord[]; path: string } | null = null;
   readonly #statePath: string;
   readonly #db: Low<HotState>;
   readonly #finished: FinishedLog;
@@ -129,7 +132,7 @@ export class LowdbStore implements Store {
     }
     const damaged = this.#dropDamagedSnapshotRecords();
     damaged.push(...(await this.#replayJournal()));
-    await this.#keepAside(damaged, `${this.#statePath.slice(0, -'.json'.length)}.damaged-${stamp}.ndjson`);
+    if (damaged.length > 0) this.#pendingAside = { damaged, path: `${this.#statePath.slice(0, -'.json'.length)}.damaged-${stamp}.ndjson` };
     for (const record of await this.#finished.load(this.notices)) this.#index.putFinished(record);
     for (const job of Object.values(this.#db.data.jobs)) {
       // A job in both places was finished and appended before the hot file dropped it: finished wins.
@@ -137,8 +140,15 @@ export class LowdbStore implements Store {
       else delete this.#db.data.jobs[job.job_id];
     }
     this.#index.sort();
-    // A snapshot without the damaged records replaces the one that had them: they are aside now.
-    if (this.#journal.size > 0 || damaged.length > 0) await this.#compact();
+    // A snapshot without the damaged records replaces the one that had them, once they are aside.
+    // Opening needs no free space: on a full disk the journal is kept as it is (replaying it again
+    // is harmless) and the state is compacted once a later write finds room.
+    if (this.#journal.size > 0 || damaged.length > 0) {
+      await this.#compact().catch((error: unknown) => {
+        if (!isStorageFault(error)) throw error;
+        this.notices.push({ code: 'STATE_COMPACTION_DEFERRED', message: `the state could not be compacted at start (${(error as NodeJS.ErrnoException).code ?? 'error'}): the journal is kept and replayed, and compacted once there is room`, path: this.#statePath });
+      });
+    }
   }
 
   /** Takes every snapshot record that does not check out out of the hot state, and returns them. */
@@ -214,6 +224,10 @@ export class LowdbStore implements Store {
 
   /** Writes the whole hot state as the snapshot, then empties the journal (replaying it again is harmless). */
   async #compact(): Promise<void> {
+    if (this.#pendingAside !== null) {
+      await this.#keepAside(this.#pendingAside.damaged, this.#pendingAside.path);
+      this.#pendingAside = null;
+    }
     await this.#db.write();
     await this.#journal.cut(0);
   }

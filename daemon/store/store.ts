@@ -42,7 +42,7 @@ export interface ProcessRecord {
 
 /** A problem found while loading state, kept for `daemon/status` and the log. */
 export interface StoreNotice {
-  code: 'STATE_FILE_CORRUPT' | 'STATE_JOURNAL_DAMAGED' | 'STATE_RECORD_DAMAGED' | 'FINISHED_LOG_TRUNCATED';
+  code: 'STATE_FILE_CORRUPT' | 'STATE_JOURNAL_DAMAGED' | 'STATE_RECORD_DAMAGED' | 'STATE_COMPACTION_DEFERRED' | 'FINISHED_LOG_TRUNCATED';
   message: string;
   path: string;
 }

@@ -92,4 +92,20 @@ t.test('disk full crashes the daemon: ENOSPC fails only the request that writes,
     t.ok(reloaded.jobs.every((j) => j.status === (j.job_id === running.job_id ? 'failed' : 'succeeded')), 'all of them finished, none stranded');
     t.same((await client.request<{ notices: unknown[] }>('daemon/status')).notices, [], 'and the state files are intact');
   });
+
+  await t.test('a daemon that starts on a full disk opens its state without writing, answers, and catches up once there is room', async (t) => {
+    // A job's writes since the last start are in the journal, which a start compacts when it can.
+    await waitForStatus(client, (await create({ emit: { greeting: 'journalled' } })).job_id);
+    const before = await client.request<{ jobs: JobView[] }>('jobs/list', {});
+    await disk.fill();
+    await daemon.kill();
+    daemon = await TestDaemon.start({ dir: disk.dir, config: { sandbox: 'off' } });
+    client = await daemon.client();
+    t.same((await client.request<{ jobs: JobView[] }>('jobs/list', {})).jobs.map((j) => j.job_id), before.jobs.map((j) => j.job_id), 'every job, read on a full disk');
+    t.match((await client.request<{ notices: unknown[] }>('daemon/status')).notices, [{ code: 'STATE_COMPACTION_DEFERRED' }], 'it says the state waits to be compacted');
+    t.equal((await rpcError(client.request('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: {} }))).dataCode, 'STORAGE_UNAVAILABLE', 'a write is refused as in any outage');
+    await disk.free();
+    const after = await create({ emit: { greeting: 'room again' } });
+    t.equal((await waitForStatus(client, after.job_id)).status, 'succeeded', 'and it goes on once there is room');
+  });
 });
