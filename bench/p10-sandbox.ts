@@ -1,7 +1,9 @@
 // P10 Sandbox: what a job's sandbox adds between jobs/create and the engine's first instruction,
 // against the same daemon set-up without one, and the memory a sandbox holds beside its engine.
 //
-// Method. Two daemons, alike but for `sandbox` ("preferred", where the probe passes; "off"), run
+// Method. Two daemons, alike but for `sandbox` ("preferred", where the probe passes: an empty
+// root, every path opened once and handed over as a descriptor, the engine as another user where
+// the daemon is root, the default limits by cgroup where the host has them; "off", and no limits), run
 // the same fake codex under `node --import engine-stamp.js`, whose stamp records when Node started
 // (`performance.timeOrigin`, epoch ms: the same clock inside a sandbox). Jobs alternate between
 // them; create → start = stamp.start − the time jobs/create was sent. Sandbox-added = p50(sandbox)
@@ -51,15 +53,21 @@ async function sandboxMemory(daemon: BenchDaemon, hub: EventHub): Promise<number
     if (await readFile(join(workspace, '.fake-engine', 'pid'), 'utf8').catch(() => '') !== '') break;
     await sleep(10);
   }
-  const own = listProcesses().filter((p) => {
-    const cmd = commandLine(p.pid);
-    return cmd.startsWith(`${BWRAP}\0`) && cmd.includes(job.job_id);
-  });
+  // The sandbox's two processes carry the job's mark: the namespace's first process is forked from the outer one.
+  const own = listProcesses().filter((p) => commandLine(p.pid).startsWith(`${BWRAP}\0`) && marked(p.pid, job.job_id));
   const kb = own.reduce((sum, p) => sum + (sampleProc(p.pid)?.rssKb ?? 0), 0);
   await writeFile(join(workspace, 'release'), '');
   await hub.waitStatus(job.job_id, ['succeeded']);
   if (own.length !== 2) throw new Error(`expected the sandbox's 2 processes, found ${own.length}`);
   return kb;
+}
+
+function marked(pid: number, jobId: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`SKILLD_JOB_ID=${jobId}`);
+  } catch {
+    return false;
+  }
 }
 
 function commandLine(pid: number): string {
@@ -82,9 +90,11 @@ export const p10: Benchmark = {
     }
     const sizes = ctx.quick ? { warm: 1, samples: 5 } : { warm: 3, samples: 40 };
     const command = [process.execPath, '--import', libModuleUrl('engine-stamp'), fakeEngine('codex')];
-    const start = async (sandbox: string): Promise<BenchDaemon> => BenchDaemon.start({ dir: await ctx.tempDir(sandbox), engines: { codex: { command } }, config: { max_concurrent: 4, sandbox } });
-    const boxed = await start('preferred');
-    const bare = await start('off');
+    // The sandbox with all it does (an empty root, descriptors opened once, limits by cgroup where
+    // the host has them) against none and no limits, the same engine otherwise.
+    const start = async (sandbox: string, limits: Record<string, unknown>): Promise<BenchDaemon> => BenchDaemon.start({ dir: await ctx.tempDir(sandbox), engines: { codex: { command } }, config: { max_concurrent: 4, sandbox, limits } });
+    const boxed = await start('preferred', {});
+    const bare = await start('off', { processes: null, memory: null, workspace: null });
     try {
       const hubs = { boxed: await EventHub.attach(await boxed.client()), bare: await EventHub.attach(await bare.client()) };
       const samples = { boxed: [] as number[], bare: [] as number[] };

@@ -42,7 +42,7 @@ export class CgroupContainment implements Containment {
       const dir = join(this.#dir, engineCgroupName(launch.mark, this.#count));
       try {
         createCgroup(dir);
-        const hold = new CgroupHold(dir, joinCgroupArgv(dir, launch.argv), this.#clock, this.#graceMs, launch.spareLeader === true, launch.limits ?? null);
+        const hold = new CgroupHold(dir, joinCgroupArgv(dir, launch.argv, launch.join), this.#clock, this.#graceMs, launch.spareLeader === true, launch.limits ?? null);
         try {
           if (launch.limits !== undefined) setV2Limits(dir, launch.limits.values, launch.limits.names);
         } catch (error) {

@@ -136,11 +136,10 @@ export function limitHit(dir: string, version: 1 | 2, limits: EngineLimits, name
   return null;
 }
 
-const JOIN_GROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
-
 /**
  * The cgroup v1 groups of one engine process: made under each parent, limited, joined by the
- * engine's first process (`joinArgv`), read for hits, and removed once it has ended.
+ * engine's first process (the containment's shell, `Launch.join`), read for hits, and removed
+ * once it has ended.
  */
 export class V1Groups {
   readonly dirs: Array<{ name: LimitName; dir: string }>;
@@ -166,13 +165,9 @@ export class V1Groups {
     }
   }
 
-  /**
-   * `argv` started in every group: a shell writes its pid into each (their count, then the
-   * groups, come first in its arguments), then execs it, keeping the pid.
-   */
-  joinArgv(argv: readonly string[]): readonly string[] {
-    if (this.dirs.length === 0) return argv;
-    return ['/bin/sh', '-c', JOIN_GROUPS, 'skilld-limits', String(this.dirs.length), ...this.dirs.map((one) => one.dir), ...argv];
+  /** The groups' folders, for the shell that starts the engine in them (cgroup.ts, `joinCgroupArgv`). */
+  get paths(): string[] {
+    return this.dirs.map((one) => one.dir);
   }
 
   hit(): LimitHit | null {

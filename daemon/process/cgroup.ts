@@ -58,13 +58,22 @@ export function jobOfCgroup(name: string): string | null {
 }
 
 /**
- * Starts `argv` inside the cgroup `dir`: a shell writes its own pid into the cgroup, then execs
- * the engine, which keeps that pid. Everything the engine starts is born in the cgroup, even in its
- * first microseconds; nothing but the shell itself ever runs outside.
+ * Starts `argv` inside the cgroup `dir`, and in any other groups `also` names (cgroup v1 groups of
+ * its limits): a shell writes its own pid into each, then execs the engine, which keeps that pid.
+ * Everything the engine starts is born in them, even in its first microseconds; nothing but the
+ * shell itself ever runs outside.
  */
-export function joinCgroupArgv(dir: string, argv: readonly string[]): string[] {
-  return ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', dir, ...argv];
+export function joinCgroupArgv(dir: string, argv: readonly string[], also: readonly string[] = []): string[] {
+  if (also.length === 0) return ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', dir, ...argv];
+  return joinGroupsArgv([dir, ...also], argv);
 }
+
+/** Starts `argv` in every group of `dirs` (their count, then the groups, come first in the shell's arguments). */
+export function joinGroupsArgv(dirs: readonly string[], argv: readonly string[]): string[] {
+  return ['/bin/sh', '-c', JOIN_GROUPS, 'skilld-join', String(dirs.length), ...dirs, ...argv];
+}
+
+const JOIN_GROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
 
 /**
  * Finds this process's cgroup and checks, on a child created for the purpose, everything engine

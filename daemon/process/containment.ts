@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { ProcessRecord } from '../store/store.js';
 import { groupAlive } from './group.js';
 import type { EngineLimits, LimitHit, LimitName } from './cgroup-limits.js';
+import { joinGroupsArgv } from './cgroup.js';
 import type { Place } from './keeper.js';
 import { stopTree } from './stop.js';
 import { stopSurvivors, type Survivors } from './survivors.js';
@@ -28,6 +29,8 @@ export interface Launch {
   spareLeader?: boolean;
   /** The limits a cgroup v2 of its own sets (cgroup-limits.ts); absent: none there. */
   limits?: { values: EngineLimits; names: readonly LimitName[] };
+  /** Other groups (cgroup v1, of its limits) its first process joins before the engine starts. */
+  join?: readonly string[];
 }
 
 /** What holds one engine process and everything it starts. */
@@ -73,7 +76,7 @@ export function processGroupContainment(clock: Clock, graceMs: number): Containm
   });
   return {
     view: { kind: 'process_group' },
-    hold: ({ argv, mark, spareLeader = false }) => hold(argv, mark, spareLeader),
+    hold: ({ argv, mark, spareLeader = false, join = [] }) => hold(join.length === 0 ? argv : joinGroupsArgv(join, argv), mark, spareLeader),
     adopt: (_place, mark, spareLeader) => hold([], mark, spareLeader),
     stopSurvivors: (records, ownsJob) => stopSurvivors(records, ownsJob, clock, graceMs),
   };

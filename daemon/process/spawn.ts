@@ -127,11 +127,11 @@ function makeGroups(support: LimitSupport, mark: string, limits: EngineLimits): 
   }
 }
 
-/** The launch joined to its cgroup v1 groups, and told which limits its own cgroup v2 sets. */
+/** The launch told its cgroup v1 groups to join, and which limits its own cgroup v2 sets. */
 function limited(launch: Launch, groups: V1Groups | null, support: LimitSupport, limits: EngineLimits | null): Launch {
   const names = (['processes', 'memory'] as const).filter((name) => support[name].by === 'cgroup v2');
-  const argv = groups?.joinArgv(launch.argv) ?? launch.argv;
-  return limits === null || names.length === 0 ? { ...launch, argv } : { ...launch, argv, limits: { values: limits, names } };
+  const joined = groups === null ? launch : { ...launch, join: groups.paths };
+  return limits === null || names.length === 0 ? joined : { ...joined, limits: { values: limits, names } };
 }
 
 /** A hold that also lets the launch's cgroup v1 groups go, and reads their hits. */

@@ -6,6 +6,7 @@ import t from 'tap';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { joinCgroupArgv } from '../../daemon/process/cgroup.js';
 import { V1Groups, limitHit, probeLimits, setV2Limits, sweepV1 } from '../../daemon/process/cgroup-limits.js';
 
 function folder(): string {
@@ -65,8 +66,7 @@ t.test('cgroup v1 groups of an engine: made and limited, joined by its first pro
   const groups = new V1Groups(support, 'job-abc', { processes: 64, memory: null });
   t.same(groups.dirs, [{ name: 'processes', dir: join(dir, 'pids', 'svc', 'skilld-job-abc-1') }], 'a group for each limit set');
   t.equal(readFileSync(join(groups.dirs[0]?.dir ?? '', 'pids.max'), 'utf8'), '64');
-  const argv = groups.joinArgv(['bwrap', '--args', '4']);
-  t.same(argv.slice(3), ['skilld-limits', '1', join(dir, 'pids', 'svc', 'skilld-job-abc-1'), 'bwrap', '--args', '4'], 'the shell is told the groups, then the command');
+  t.same(joinCgroupArgv(join(dir, 'v2-engine'), ['bwrap', '--args', '4'], groups.paths).slice(3), ['skilld-join', '2', join(dir, 'v2-engine'), join(dir, 'pids', 'svc', 'skilld-job-abc-1'), 'bwrap', '--args', '4'], 'one shell joins the engine\'s cgroup and its groups, then starts the command');
   writeFileSync(join(groups.dirs[0]?.dir ?? '', 'pids.events'), 'max 7\n');
   t.same(groups.hit(), { limit: 'processes', value: 64 });
   const second = new V1Groups(support, 'job-abc', { processes: 64, memory: 1 << 30 });
@@ -74,7 +74,7 @@ t.test('cgroup v1 groups of an engine: made and limited, joined by its first pro
   for (const one of [...groups.dirs, ...second.dirs]) for (const file of ['pids.max', 'pids.events', 'memory.limit_in_bytes']) rmSync(join(one.dir, file), { force: true });
   groups.remove();
   t.notOk(existsSync(join(dir, 'pids', 'svc', 'skilld-job-abc-1')));
-  t.same(new V1Groups(support, 'job-x', { processes: null, memory: null }).joinArgv(['a']), ['a'], 'no limit: no group, no shell');
+  t.same(new V1Groups(support, 'job-x', { processes: null, memory: null }).paths, [], 'no limit: no group');
   mkdirSync(join(dir, 'pids', 'svc', 'skilld-job-other-1'));
   await sweepV1(support, (jobId) => Promise.resolve(jobId === 'job-abc'));
   t.same([existsSync(second.dirs[0]?.dir ?? ''), existsSync(join(dir, 'pids', 'svc', 'skilld-job-other-1'))], [false, true], 'the sweep removes the empty groups of its own jobs alone');
