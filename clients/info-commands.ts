@@ -8,7 +8,7 @@ import { cell, errorText, json, keyValues, table } from './format.js';
 import { durationText } from './time-text.js';
 import { clientVersion } from './version.js';
 import { terminalText } from './terminal-text.js';
-import type { EngineView, HostView, RetentionView, StatusView } from './wire.js';
+import type { EngineView, HostView, LimitStatus, RetentionView, SandboxStatus, StatusView } from './wire.js';
 
 /** `status`: daemon/status. */
 export const statusCommand: Command = {
@@ -27,7 +27,7 @@ export const statusCommand: Command = {
 
 /** daemon/status as `key: value` lines; `uptime` (from `started_at`) follows `started_at`. */
 export function statusText(status: StatusView, now: number): string {
-  const { slots, jobs, skills, notices, retention, ...rest } = status;
+  const { slots, jobs, skills, notices, retention, sandbox, limits, ...rest } = status;
   const counts = Object.entries(jobs).map(([name, n]) => `${name} ${n}`);
   const pairs: Array<[string, string]> = Object.entries(rest).flatMap(([key, value]): Array<[string, string]> => {
     if (key !== 'started_at' || typeof value !== 'string') return [[key, cell(value)]];
@@ -37,8 +37,36 @@ export function statusText(status: StatusView, now: number): string {
   pairs.push(['jobs', counts.length === 0 ? '-' : counts.join(', ')]);
   pairs.push(['skills', `${skills.ok} ok, ${skills.invalid} invalid`]);
   if (retention !== undefined) pairs.push(['retention', retentionText(retention, now)]);
+  if (sandbox !== undefined) pairs.push(['sandbox', sandboxText(sandbox)]);
+  if (limits !== undefined) for (const [name, limit] of Object.entries(limits)) pairs.push([`limit ${name}`, limitText(name, limit)]);
   for (const notice of notices ?? []) pairs.push(['notice', errorText(notice)]);
   return keyValues(pairs);
+}
+
+/** `preferred: jobs run in a sandbox, as nobody (uid 65534), not the daemon's user`, or without one and why. */
+function sandboxText(sandbox: SandboxStatus): string {
+  if (sandbox.isolation !== 'sandbox' || sandbox.user == null) return `${sandbox.mode}: jobs run without a sandbox: ${terminalText(sandbox.reason ?? '')}`;
+  const { name, uid, switched } = sandbox.user;
+  return `${sandbox.mode}: jobs run in a sandbox, as ${terminalText(name)} (uid ${uid})${switched ? ", not the daemon's user" : ''}`;
+}
+
+/** `512 (cgroup v1)`, `4 GiB (not enforced: no cgroup v1 hierarchy of memory)`, `none`. */
+function limitText(name: string, limit: LimitStatus): string {
+  if (limit.value === null) return 'none';
+  const value = name === 'processes' ? `${limit.value} processes` : bytesText(limit.value);
+  return limit.enforced ? `${value} (${terminalText(limit.by ?? '')})` : `${value} (not enforced: ${terminalText(limit.reason ?? '')})`;
+}
+
+/** Bytes in the largest binary unit that divides them: `512 MiB`. */
+function bytesText(bytes: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && value % 1024 === 0 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value} ${units[unit] ?? 'bytes'}`;
 }
 
 /** The policy, then the last round: `finished jobs kept 30d, every 1h; last round 12m ago: 3 removed`. */

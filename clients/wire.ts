@@ -68,7 +68,27 @@ export interface StatusView {
   notices?: CodedError[];
   /** Absent from daemons before retention. */
   retention?: RetentionView;
+  sandbox?: SandboxStatus;
+  /** Absent from daemons before limits. */
+  limits?: Record<string, LimitStatus>;
   [key: string]: unknown;
+}
+
+/** `daemon/status.sandbox`: the mode, what new jobs get, why not, and who engines are. */
+export interface SandboxStatus {
+  mode: string;
+  isolation: string;
+  reason: string | null;
+  /** Absent from daemons before engines ran as another user. */
+  user?: { name: string; uid: number; gid: number; switched: boolean } | null;
+}
+
+/** One of `daemon/status.limits`: its value (a count or bytes; null: none), whether it holds, by what, or why not. */
+export interface LimitStatus {
+  value: number | null;
+  enforced: boolean;
+  by: string | null;
+  reason: string | null;
 }
 
 /** `daemon/status.retention`: the policy and the last background round. */

@@ -146,6 +146,10 @@ t.test('status, skills and engines answer in human and JSON form', async (t) => 
   const status = await ctl(['status']);
   t.equal(status.code, 0, status.stderr);
   t.match(status.stdout, /^slots:\s+\d+\/4 used, \d+ queued$/m);
+  t.match(status.stdout, /^sandbox:\s+preferred: jobs run (in a sandbox, as \S+ \(uid \d+\)(, not the daemon's user)?|without a sandbox: .+)$/m, 'the sandbox, and who jobs run as');
+  t.match(status.stdout, /^limit processes:\s+512 processes \((cgroup v[12]|not enforced: .+)\)$/m, 'each limit, and whether it holds');
+  t.match(status.stdout, /^limit tmp:\s+512 MiB \(/m);
+  t.match(status.stdout, /^limit workspace:\s+10 GiB \(measured at each turn's end/m);
   t.equal((JSON.parse((await ctl(['status', '--json'])).stdout) as { socket: string }).socket, daemon.socket);
   const skills = await ctl(['skills']);
   t.match(skills.stdout, /^echo-auto\s+1\.0\.0\s+ok\s+auto\s+codex,gemini,iflow,claude/m);
