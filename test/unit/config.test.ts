@@ -257,35 +257,6 @@ t.test('bad engine command and env: ConfigError names the key', async (t) => {
   t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /"engines" must be an object/);
 });
 
-t.test('sandbox: a mode alone, or an object with the mode, what every job is shown, the variables passed and the user engines run as', async (t) => {
-  const load = async (sandbox: unknown): Promise<unknown> => (await loadConfig(sources({ flags: { config: await configFile({ sandbox }) } }))).sandbox;
-  t.same(await load('required'), { mode: 'required', read_only: [], pass_env: [], run_as: null });
-  t.same(await load({ mode: 'off', read_only: ['/usr/share/../share'], pass_env: ['HTTPS_PROXY', 'AWS_*'], run_as: 'skilld-job' }), { mode: 'off', read_only: ['/usr/share'], pass_env: ['HTTPS_PROXY', 'AWS_*'], run_as: 'skilld-job' });
-  t.same(await load({}), { mode: 'preferred', read_only: [], pass_env: [], run_as: null }, 'every key has its default');
-  const bad = async (sandbox: unknown): Promise<string> => configError(loadConfig(sources({ flags: { config: await configFile({ sandbox }) } })));
-  t.match(await bad('on'), /"sandbox" must be one of preferred, required, off/);
-  t.match(await bad(['preferred']), /"sandbox" must be one of preferred, required, off, or an object/);
-  t.match(await bad({ mode: 'on' }), /"sandbox.mode" must be one of preferred, required, off/);
-  t.match(await bad({ hide: [] }), /"sandbox.hide" is unknown/);
-  t.match(await bad({ read_only: ['/nonexistent/x'] }), /"sandbox.read_only" names \/nonexistent\/x, which does not exist/);
-  t.match(await bad({ pass_env: ['A B'] }), /"sandbox.pass_env" must be a list of variable names/);
-  t.match(await bad({ pass_env: ['*'] }), /"sandbox.pass_env" must be a list of variable names/, 'not every variable at once');
-  t.match(await bad({ run_as: 'root' }), /"sandbox.run_as" must be an unprivileged user/);
-  t.match(await bad({ run_as: 'a:b' }), /"sandbox.run_as" must be a user name or a uid/);
-});
-
-t.test('limits: counts and sizes with binary units, null for none; a skill may lower them', async (t) => {
-  const load = async (limits: unknown): Promise<unknown> => (await loadConfig(sources({ flags: { config: await configFile({ limits }) } }))).limits;
-  t.same(await load({ processes: 64, memory: '1GiB', tmp: '64M', workspace: null }), { processes: 64, memory: 1024 ** 3, tmp: 64 * 1024 ** 2, workspace: null });
-  t.same(await load({ memory: 268435456 }), { processes: 512, memory: 256 * 1024 ** 2, tmp: 512 * 1024 ** 2, workspace: 10 * 1024 ** 3 }, 'bytes as a number; the rest default');
-  const bad = async (limits: unknown): Promise<string> => configError(loadConfig(sources({ flags: { config: await configFile({ limits }) } })));
-  t.match(await bad({ processes: 3 }), /"limits.processes" must be null or an integer >= 16/);
-  t.match(await bad({ memory: '4 lots' }), /"limits.memory" must be a size of at least 64 MiB/);
-  t.match(await bad({ memory: '1MiB' }), /"limits.memory" must be a size of at least 64 MiB/);
-  t.match(await bad({ tmp: null }), /"limits.tmp" must be a size of at least 1 MiB, such as "512MiB" or "4GiB" \(/, 'a private /tmp always has a size');
-  t.match(await bad({ cpu: 2 }), /"limits.cpu" is unknown/);
-});
-
 t.test('non-integer max_concurrent: ConfigError names the key', async (t) => {
   for (const value of [2.5, '4', 0, -1, null, true]) {
     const file = await configFile({ max_concurrent: value });
@@ -444,15 +415,4 @@ t.test('a broken default config file stops start-up with a message naming it', a
   const unknown = await configError(loadConfig(sources({ env: { XDG_CONFIG_HOME: xdg } })));
   t.match(unknown, /"max_concurent" is unknown/);
   t.ok(unknown.includes(path), unknown);
-});
-
-t.test('a skill\'s limits (runner.json) lower the daemon\'s, never raise them', async (t) => {
-  const { effectiveLimits, parseSkillLimits } = await import('../../daemon/config-sandbox.js');
-  t.same(parseSkillLimits({ processes: 32, memory: '1GiB', workspace: 1048576 }), { processes: 32, memory: 1024 ** 3, workspace: 1048576 });
-  t.equal(parseSkillLimits({ memory: 'lots' }), 'memory must be a size, such as "512MiB" or "4GiB"');
-  t.equal(parseSkillLimits({ processes: 8 }), 'processes must be an integer >= 16');
-  t.equal(parseSkillLimits({ cpu: 1 }), 'cpu is unknown (processes, memory, tmp, workspace)');
-  t.equal(parseSkillLimits([]), 'must be an object');
-  const daemon = { processes: 512, memory: 4 * 1024 ** 3, tmp: 512 * 1024 ** 2, workspace: null };
-  t.same(effectiveLimits(daemon, { processes: 1024, memory: 1024 ** 3, workspace: 2048 }), { processes: 512, memory: 1024 ** 3, tmp: 512 * 1024 ** 2, workspace: 2048 }, 'the lower of the two; a skill sets one the daemon has none of');
 });

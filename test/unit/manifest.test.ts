@@ -448,13 +448,3 @@ t.test('registry: a new skill folder appears on reload', async (t) => {
   t.equal(registry.get('fresh')?.current?.id, 'fresh');
   t.equal(await registry.reload('fresh'), false, 'unchanged files: no change reported');
 });
-
-t.test('limits: what its jobs may use, as the config says it; a bad value makes the skill invalid', async (t) => {
-  const dir = await skillsDir();
-  const ok = await loadSkill(await writeSkill(dir, 'la', { runner: { id: 'la', version: '1', execution_modes: ['auto'], limits: { memory: '1GiB', processes: 64 } } }));
-  t.same(ok.limits, { memory: 1024 ** 3, processes: 64 });
-  t.same((await loadSkill(await writeSkill(dir, 'lb', { runner: { id: 'lb', version: '1', execution_modes: ['auto'] } }))).limits, {}, 'none: the daemon\'s');
-  const bad = await loadError(loadSkill(await writeSkill(dir, 'lc', { runner: { id: 'lc', version: '1', execution_modes: ['auto'], limits: { memory: 'a lot' } } })));
-  t.equal(bad.code, 'SKILL_MANIFEST_INVALID');
-  t.match(bad.message, /^runner\.json: limits: memory must be a size/);
-});
