@@ -31,6 +31,15 @@ export function handOver(opened: OpenedPlan, first: number): { numbers: Map<Moun
   return { numbers, fds };
 }
 
+/** What `act` returns; its failure (a file gone, a full disk) as a start error of the sandbox. */
+function orStartError<T>(what: string, act: () => T): T {
+  try {
+    return act();
+  } catch (error) {
+    throw new OpenPathError(`${what} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+}
+
 /** A mount the folder that holds it shows already. */
 const REDUNDANT = 'shown by the folder that holds it';
 
@@ -96,13 +105,15 @@ function openOne(plan: SandboxPlan, mount: Mount, before: readonly Mount[], scra
       return null;
     }
     case 'copy':
-      fds.set(mount, openSync(mount.source, 'r'));
+      fds.set(mount, orStartError(`${mount.source} cannot be read`, () => openSync(mount.source, 'r')));
       break;
     case 'text': {
-      mkdirSync(scratch, { recursive: true, mode: 0o700 });
       const file = join(scratch, `sandbox${mount.path.replaceAll('/', '-')}`);
-      writeFileSync(file, mount.text, { mode: 0o600 });
-      fds.set(mount, openSync(file, 'r'));
+      fds.set(mount, orStartError(`${mount.path} cannot be made`, () => {
+        mkdirSync(scratch, { recursive: true, mode: 0o700 });
+        writeFileSync(file, mount.text, { mode: 0o600 });
+        return openSync(file, 'r');
+      }));
       break;
     }
     case 'link':
