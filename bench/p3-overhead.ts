@@ -13,7 +13,8 @@
 //           exit→seen    = (the parent's 'exit' event) − stamp.exit
 // Daemon-added = p50(daemon) − p50(direct). Daemon jobs and direct runs alternate.
 //
-// Without a sandbox: P10 measures what a job's sandbox adds.
+// Without a sandbox or limits: P10 measures what a job's sandbox and its limits add. The prompt
+// goes on stdin in both, as the daemon gives it.
 //
 // Containment. Where cgroup v2 is writable the daemon starts each engine through a shell that
 // moves itself into a fresh cgroup, then execs the engine; the kernel makes that move wait for an
@@ -57,11 +58,12 @@ interface DirectRun {
 /** How a direct run is held: plainly, or in a fresh cgroup under `dir` as the daemon's engines are. */
 type Holding = { kind: 'process_group' } | { kind: 'cgroup'; dir: string };
 
-async function runDirect(command: readonly string[], argv: readonly string[], cwd: string, holding: Holding, n: number): Promise<DirectRun> {
+async function runDirect(command: readonly string[], call: { argv: string[]; prompt: string }, cwd: string, holding: Holding, n: number): Promise<DirectRun> {
+  const { argv } = call;
   const cgroup = holding.kind === 'cgroup' ? join(holding.dir, `skilld-bench-direct-${process.pid}-${n}`) : null;
   if (cgroup !== null) createCgroup(cgroup);
   try {
-    return await spawnDirect(cgroup === null ? [...command, ...argv] : joinCgroupArgv(cgroup, [...command, ...argv]), cwd);
+    return await spawnDirect(cgroup === null ? [...command, ...argv] : joinCgroupArgv(cgroup, [...command, ...argv]), cwd, call.prompt);
   } finally {
     if (cgroup !== null) {
       killCgroup(cgroup);
@@ -70,10 +72,12 @@ async function runDirect(command: readonly string[], argv: readonly string[], cw
   }
 }
 
-async function spawnDirect(full: readonly string[], cwd: string): Promise<DirectRun> {
+/** The engine started with its prompt on stdin, as the daemon gives it (engines/prompt-route.ts). */
+async function spawnDirect(full: readonly string[], cwd: string, prompt: string): Promise<DirectRun> {
   const [file, ...rest] = full as [string, ...string[]];
   const t0 = nowMs();
-  const child = spawn(file, rest, { cwd, env: benchEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(file, rest, { cwd, env: benchEnv(), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  child.stdin.end(prompt);
   let firstLine = Number.NaN;
   child.stdout.on('data', (chunk: Buffer) => {
     if (Number.isNaN(firstLine) && chunk.includes(0x0a)) firstLine = nowMs();
@@ -118,13 +122,13 @@ async function measure(ctx: BenchContext, holding: Holding): Promise<Measured> {
   const dir = await ctx.tempDir(`daemon-${holding.kind}`);
   const directDir = await ctx.tempDir(`direct-${holding.kind}`);
   const command = [process.execPath, '--import', libModuleUrl('engine-stamp'), fakeEngine('codex')];
-  const daemon = await BenchDaemon.start({ dir, engines: { codex: { command } }, config: { max_concurrent: 4, process_containment: holding.kind, sandbox: 'off' } });
+  const daemon = await BenchDaemon.start({ dir, engines: { codex: { command } }, config: { max_concurrent: 4, process_containment: holding.kind, sandbox: 'off', limits: { processes: null, memory: null } } });
   try {
     const client = await daemon.client();
     const hub = await EventHub.attach(await daemon.client());
     const d = { createToStart: [] as number[], createToRunning: [] as number[], createToFirstOutput: [] as number[], exitToVisible: [] as number[], createAnswered: [] as number[] };
     const x = { spawnToStart: [] as number[], spawnToFirstLine: [] as number[], exitToSeen: [] as number[] };
-    let argv: string[] | null = null;
+    let call: { argv: string[]; prompt: string } | null = null;
     for (let i = 0; i < sizes.warm + sizes.samples; i += 1) {
       const record = i >= sizes.warm;
       // Through the daemon.
@@ -135,9 +139,9 @@ async function measure(ctx: BenchContext, holding: Holding): Promise<Measured> {
       const done = await hub.waitStatus(job.job_id, ['succeeded']);
       const workspace = join(daemon.stateDir, 'runs', job.job_id, 'workspace');
       const stamp = await readStamp(workspace);
-      if (argv === null) {
+      if (call === null) {
         const calls = await readFile(join(workspace, '.fake-engine', 'calls.ndjson'), 'utf8');
-        argv = (JSON.parse(calls.split('\n')[0] as string) as { argv: string[] }).argv;
+        call = JSON.parse(calls.split('\n')[0] as string) as { argv: string[]; prompt: string };
       }
       if (record) {
         d.createAnswered.push(answered - t0);
@@ -146,9 +150,9 @@ async function measure(ctx: BenchContext, holding: Holding): Promise<Measured> {
         d.createToFirstOutput.push((hub.firstOutputAt(job.job_id) ?? Number.NaN) - t0);
         d.exitToVisible.push(done.at - stamp.exit);
       }
-      // Directly, same command and argv, held the same way, in a fresh folder like the daemon's fresh workspace.
+      // Directly, same command, argv and prompt, held the same way, in a fresh folder like the daemon's fresh workspace.
       const cwd = await ctx.tempDir(`direct-${holding.kind}/run-${i}`);
-      const run = await runDirect(command, argv, cwd, holding, i);
+      const run = await runDirect(command, call, cwd, holding, i);
       if (record) {
         x.spawnToStart.push(run.spawnToStart);
         x.spawnToFirstLine.push(run.spawnToFirstLine);

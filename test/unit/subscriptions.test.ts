@@ -129,7 +129,8 @@ class PatchyEvents implements JobEvents {
 
 async function setUp(t: Test): Promise<{ events: PatchyEvents; subs: Subscriptions }> {
   const dir = await mkdtemp(join(tmpdir(), 'skilld-subs-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  // An event file may still be written as a test ends: the removal tries again rather than fail it.
+  t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }));
   const { mkdir } = await import('node:fs/promises');
   await mkdir(join(dir, 'job-1'));
   const events = new PatchyEvents(new EventLog(dir, clock));
