@@ -257,7 +257,9 @@ function validateEngines(raw: unknown, fail: (key: string, problem: string) => n
     const command = entry['command'] ?? [name];
     if (!Array.isArray(command) || command.length === 0 || !command.every((c) => typeof c === 'string' && c !== '')) fail(`engines.${name}.command`, 'must be a non-empty list of strings');
     const env = entry['env'] ?? {};
-    if (typeof env !== 'object' || env === null || Array.isArray(env) || !Object.values(env).every((v) => typeof v === 'string')) fail(`engines.${name}.env`, 'must map names to strings');
+    const variables = typeof env === 'object' && env !== null && !Array.isArray(env) ? Object.entries(env) : null;
+    // A process environment holds neither a NUL nor, in a name, an `=`.
+    if (variables === null || !variables.every(([key, v]) => typeof v === 'string' && /^[^=\0]+$/.test(key) && !v.includes('\0'))) fail(`engines.${name}.env`, 'must map names to strings (no NUL, and no = in a name)');
     const profile = entry['profile'] ?? 'probe';
     if (!PROFILE_CHOICES.includes(profile as EngineConfig['profile'])) fail(`engines.${name}.profile`, `must be one of ${PROFILE_CHOICES.join(', ')}`);
     const recovery = entry['sticky_recovery'] ?? 'fail';

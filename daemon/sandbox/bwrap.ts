@@ -29,7 +29,12 @@ export type PlanFds = ReadonlyMap<Mount, number>;
  *   (Codex's bubblewrap) still can.
  */
 export function bwrapArgv(plan: SandboxPlan, fds: PlanFds, argv: readonly string[], env: Readonly<Record<string, string>>): string[] {
-  const args = [BWRAP, ...(plan.runAs === null ? ['--unshare-user', '--cap-drop', 'ALL'] : []), '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--new-session'];
+  return [BWRAP, ...bwrapOptions(plan, fds, env), ...bwrapCommand(plan, argv)];
+}
+
+/** bubblewrap's options for `plan` (see `bwrapArgv`): everything before its `--`. */
+export function bwrapOptions(plan: SandboxPlan, fds: PlanFds, env: Readonly<Record<string, string>>): string[] {
+  const args = [...(plan.runAs === null ? ['--unshare-user', '--cap-drop', 'ALL'] : []), '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--new-session'];
   args.push('--tmpfs', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys');
   if (existsSync('/proc/sysrq-trigger')) args.push('--ro-bind', '/proc/sysrq-trigger', '/proc/sysrq-trigger');
   const made = new Set(['/', '/dev', '/proc']);
@@ -41,10 +46,14 @@ export function bwrapArgv(plan: SandboxPlan, fds: PlanFds, argv: readonly string
   // process holds, nor what anything between them adds.
   args.push('--clearenv');
   for (const [name, value] of Object.entries({ ...env, ...plan.env })) args.push('--setenv', name, value);
-  args.push('--remount-ro', '/', '--chdir', plan.cwd, '--');
-  if (plan.runAs !== null) args.push(...becomeUser(plan.runAs));
+  args.push('--remount-ro', '/', '--chdir', plan.cwd);
+  return args;
+}
+
+/** What bubblewrap runs (see `bwrapArgv`): its `--`, then the engine, by its real path and as the plan's user. */
+export function bwrapCommand(plan: SandboxPlan, argv: readonly string[]): string[] {
   const [first, ...rest] = argv;
-  return first === undefined ? args : [...args, plan.program ?? first, ...rest];
+  return ['--', ...(plan.runAs === null ? [] : becomeUser(plan.runAs)), ...(first === undefined ? [] : [plan.program ?? first, ...rest])];
 }
 
 /** `setpriv` as root inside the sandbox: the user and group, no other groups, no capabilities in any set. */

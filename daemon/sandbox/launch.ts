@@ -1,6 +1,7 @@
 import { closeSync, openSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BWRAP, bwrapArgv } from './bwrap.js';
+import { BWRAP, bwrapCommand, bwrapOptions } from './bwrap.js';
+import { OpenPathError } from './open-path.js';
 import { handOver, openPlan } from './open-plan.js';
 import type { SandboxPlan } from './plan.js';
 
@@ -24,15 +25,17 @@ export function prepareSandbox(plan: SandboxPlan, argv: readonly string[], env: 
   const opened = openPlan(plan, scratch);
   try {
     const { numbers, fds } = handOver(opened, first + 1);
-    const whole = bwrapArgv(opened.plan, numbers, argv, env);
     // bubblewrap takes options from the file, never the command: that stays on the command line.
-    const end = whole.indexOf('--');
+    const options = bwrapOptions(opened.plan, numbers, env);
+    // The file is NUL-separated: a NUL in a value would make more options of it.
+    const nul = options.find((option) => option.includes('\0'));
+    if (nul !== undefined) throw new OpenPathError(`a value for the sandbox holds a NUL character: ${nul.replaceAll('\0', '\\0').slice(0, 80)}`);
     const file = join(scratch, 'sandbox-args');
-    writeFileSync(file, `${whole.slice(1, end).join('\0')}\0`, { mode: 0o600 });
+    writeFileSync(file, `${options.join('\0')}\0`, { mode: 0o600 });
     const argsFd = openSync(file, 'r');
     unlinkSync(file);
     return {
-      argv: [BWRAP, '--args', String(first), ...whole.slice(end)],
+      argv: [BWRAP, '--args', String(first), ...bwrapCommand(opened.plan, argv)],
       fds: [argsFd, ...fds],
       close: () => {
         closeSync(argsFd);

@@ -80,3 +80,8 @@ t.test('runner.json limits: as the config says them; a bad value makes the skill
   t.ok(bad instanceof SkillLoadError && bad.code === 'SKILL_MANIFEST_INVALID', 'invalid');
   t.match((bad as Error).message, /^runner\.json: limits: memory must be a size/);
 });
+
+t.test('an engine\'s env holds what a process environment can: no NUL, no = in a name', async (t) => {
+  for (const env of [{ A: 'x\u0000--bind' }, { 'A=B': 'x' }, { A: 1 }]) t.match(await problem({ engines: { codex: { env } } }), /"engines\.codex\.env" must map names to strings \(no NUL, and no = in a name\)/, JSON.stringify(env));
+  t.same((await load({ engines: { codex: { env: { OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' } } } })).engines.codex.env, { OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' });
+});
