@@ -13,27 +13,31 @@ const PAGE_BYTES = 1024 * 1024;
  */
 export class OutputSeen {
   seen: Record<OutputStream, number> = { stdout: 0, stderr: 0 };
+  /** The status the job's last stored `status_changed` moved it to; null before any. */
+  lastStatus: string | null = null;
 
   add(event: JobEventRecord): void {
     const data = event.data as { from?: unknown; to?: unknown; stream?: unknown };
+    if (event.type === 'status_changed' && typeof data.to === 'string') this.lastStatus = data.to;
     if (event.type === 'status_changed' && data.from === 'queued' && data.to === 'running') this.seen = { stdout: 0, stderr: 0 };
     else if (event.type === 'output' && (data.stream === 'stdout' || data.stream === 'stderr')) this.seen[data.stream] += 1;
   }
 }
 
 /**
- * Primes the job's event numbering (`JobEvents.prime`) and, when `count`, counts its told output
- * (`OutputSeen`) in the same pass where the store reads its log to prime, else from a read of its own.
+ * Primes the job's event numbering (`JobEvents.prime`) and counts its told output (`OutputSeen`)
+ * in the same pass where the store reads its log to prime; where it does not, and `count`, from a
+ * read of its own. `lastStatus` is known only where the log was read (null otherwise).
  */
-export async function primeCounting(events: JobEvents, jobId: string, count: boolean): Promise<Record<OutputStream, number>> {
+export async function primeCounting(events: JobEvents, jobId: string, count: boolean): Promise<{ seen: Record<OutputStream, number>; lastStatus: string | null }> {
   const counter = new OutputSeen();
-  const visited = await events.prime(jobId, count ? (event) => counter.add(event) : undefined);
-  if (!count || visited) return counter.seen;
+  const visited = await events.prime(jobId, (event) => counter.add(event));
+  if (!count || visited) return { seen: counter.seen, lastStatus: visited ? counter.lastStatus : null };
   let cursor = cursorAfter(0);
   for (let end = false; !end; ) {
     const page = await events.read(jobId, cursor, PAGE_BYTES);
     for (const event of page.events) counter.add(event);
     ({ cursor, end } = page);
   }
-  return counter.seen;
+  return { seen: counter.seen, lastStatus: counter.lastStatus };
 }

@@ -121,7 +121,10 @@ export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promis
     return d.recoveries.exclusive(job.job_id, async () => {
       await begun;
       try {
-        const told = await primeCounting(d.events, job.job_id, hasEngine);
+        const { seen: told, lastStatus } = await primeCounting(d.events, job.job_id, hasEngine);
+        // A status stored just before a crash whose event was not written yet is told now: a
+        // follower's trail never skips a state the job was in.
+        if (lastStatus !== null && lastStatus !== job.status) d.events.emit(job.job_id, 'status_changed', { from: lastStatus, to: job.status });
         if (hasEngine) {
           const problem = await takeUp(d, moves, job, sticky, told).catch((error: unknown) => `taking it up failed: ${(error as Error).message}`);
           if (problem === null) adopted.add(job.job_id);
