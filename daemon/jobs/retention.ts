@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Clock, Timer } from '../clock.js';
 import type { RetentionConfig } from '../config.js';
 import type { Logger } from '../logger.js';
+import { crashPoint } from '../store/crash-points.js';
 import type { ExpiryQuery, Store } from '../store/store.js';
 import type { JobStatus } from './states.js';
 
@@ -197,6 +198,7 @@ export class Retention {
 
   async #removeFolder(jobId: string): Promise<void> {
     const aside = join(this.#d.runsDir, `${REMOVING}${jobId}`);
+    crashPoint({ step: 'remove_folder', path: join(this.#d.runsDir, jobId) });
     try {
       await rename(join(this.#d.runsDir, jobId), aside);
     } catch (error) {

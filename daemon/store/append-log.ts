@@ -1,5 +1,6 @@
 import { open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { crashPoint } from './crash-points.js';
 import { SYNCED_APPEND, appendSynced, syncFolder } from './durable-file.js';
 import { asStorageError } from './storage-fault.js';
 
@@ -67,6 +68,7 @@ export class AppendLog {
 
   /** Cuts the file to `bytes` (a torn tail at load, or 0 after a compaction). */
   async cut(bytes: number): Promise<void> {
+    crashPoint({ step: 'cut', path: this.path });
     await this.#requireOpen().truncate(bytes);
     this.#size = bytes;
   }
@@ -95,6 +97,7 @@ export class AppendLog {
       await this.#exclusive(async () => {
         await appendSynced(target, await this.#readRange(from, this.#size));
         await target.sync();
+        crashPoint({ step: 'rename', path: this.path });
         await rename(temp, this.path);
         await syncFolder(dirname(this.path));
         const old = this.#requireOpen();
@@ -175,6 +178,7 @@ export class AppendLog {
     try {
       const file = this.#requireOpen();
       if (this.#torn) await this.#cutTorn(file);
+      crashPoint({ step: 'append', path: this.path, text });
       await appendSynced(file, text);
       this.#size += Buffer.byteLength(text);
     } catch (error) {

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { crashPoint } from './crash-points.js';
 
 /**
  * Replaces `path` atomically and durably: write a temp file beside it, fsync it, rename it over
@@ -9,6 +10,7 @@ import { basename, dirname, join } from 'node:path';
 export async function writeFileDurably(path: string, text: string): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
   try {
+    crashPoint({ step: 'replace', path });
     const file = await open(temp, 'w', 0o600);
     try {
       await file.writeFile(text, 'utf8');
@@ -16,6 +18,7 @@ export async function writeFileDurably(path: string, text: string): Promise<void
     } finally {
       await file.close();
     }
+    crashPoint({ step: 'rename', path });
     await rename(temp, path);
   } catch (error) {
     // A half-written temp file on a full disk would keep the space the next try needs.

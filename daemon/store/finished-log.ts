@@ -100,10 +100,21 @@ export class FinishedLog {
   readonly #live = new Map<string, FinishedRecord>();
   #liveBytes = 0;
   #rewriting: Promise<void> | null = null;
+  readonly #rewriteAtDeadBytes: number;
+  /** The jobs the tombstones read at load removed: gone for good, whatever another file still says of them. */
+  #removedAtLoad = new Set<string>();
 
-  constructor(path: string) {
+  constructor(path: string, rewriteAtDeadBytes = REWRITE_MIN_DEAD_BYTES) {
     this.#path = path;
     this.#log = new AppendLog(path);
+    this.#rewriteAtDeadBytes = rewriteAtDeadBytes;
+  }
+
+  /** The jobs removed by the tombstones read at load (once: the set is let go). */
+  takeRemovedAtLoad(): Set<string> {
+    const removed = this.#removedAtLoad;
+    this.#removedAtLoad = new Set();
+    return removed;
   }
 
   async load(notices: StoreNotice[]): Promise<FinishedRecord[]> {
@@ -132,10 +143,12 @@ export class FinishedLog {
       const tombstone = readTombstone(line);
       if (tombstone === null) return false;
       this.#forget(tombstone.removed);
+      for (const id of tombstone.removed) this.#removedAtLoad.add(id);
       return true;
     }
     const record = readFinishedLine(line);
     if (record === null) return false;
+    this.#removedAtLoad.delete(record.job_id);
     this.#keep(record);
     return true;
   }
@@ -175,7 +188,7 @@ export class FinishedLog {
     const tombstone: Tombstone = { removed: [...jobIds] };
     await this.#log.append(`${JSON.stringify(tombstone)}\n`, () => this.#forget(jobIds));
     const dead = this.#log.size - this.#liveBytes;
-    if (this.#rewriting === null && dead > REWRITE_MIN_DEAD_BYTES && dead > this.#liveBytes / 8) {
+    if (this.#rewriting === null && dead > this.#rewriteAtDeadBytes && dead > this.#liveBytes / 8) {
       this.#rewriting = this.rewrite().finally(() => {
         this.#rewriting = null;
       });

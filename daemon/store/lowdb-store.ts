@@ -64,8 +64,12 @@ class DurableJsonAdapter implements Adapter<HotState> {
 /** The journal is folded into the snapshot once it is larger than this and than twice the snapshot. */
 export const COMPACT_MIN_BYTES = 256 * 1024;
 
-/** One line of the journal: a job's new state, or a process record put or removed. */
-type JournalEntry = { job: Job } | { process: ProcessRecord } | { process_removed: number };
+/**
+ * One line of the journal: a job's new state, jobs dropped from the hot state (finished jobs
+ * being removed, whose active versions the hot files may still hold), or a process record put or
+ * removed.
+ */
+type JournalEntry = { job: Job } | { dropped: string[] } | { process: ProcessRecord } | { process_removed: number };
 
 /** A stored record that could not be loaded: kept aside, with where it was and why. */
 interface DamagedRecord {
@@ -78,9 +82,18 @@ interface DamagedRecord {
 function entryProblem(entry: unknown): string | null {
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return 'is not a journal entry';
   if ('job' in entry) return jobProblem(entry.job);
+  if ('dropped' in entry) return Array.isArray(entry.dropped) && entry.dropped.every((id) => typeof id === 'string') ? null : 'dropped is not a list of job ids';
   if ('process' in entry) return processProblem(entry.process);
   if ('process_removed' in entry) return Number.isSafeInteger(entry.process_removed) ? null : 'process_removed is not a pid';
   return 'is not a journal entry';
+}
+
+/** Thresholds of the files store's housekeeping (smaller ones let tests reach every step). */
+export interface LowdbStoreOptions {
+  /** The journal is folded into the snapshot once it is larger than this and than twice the snapshot. */
+  compactAtBytes?: number;
+  /** The finished log is rewritten once its removed lines weigh more than this (and an eighth of the rest). */
+  rewriteAtDeadBytes?: number;
 }
 
 /**
@@ -89,6 +102,12 @@ function entryProblem(entry: unknown): string | null {
  * others that arrive meanwhile, so a write costs the same with 10 or 10,000 active jobs. The
  * journal is folded into the snapshot between writes once it has grown. Finished jobs go to
  * `jobs-finished.ndjson`.
+ *
+ * One truth per job (docs/state.md): a job that finishes is appended to the finished log, and
+ * its active versions stay in the hot files until the next compaction; on load the finished line
+ * wins over them. A removal never lets them come back: a job removed while the hot files may
+ * still hold it is first dropped from them by a journal line, then tombstoned in the finished
+ * log; and a job a tombstone removed is dropped from the hot state at load whatever it says.
  */
 export class LowdbStore implements Store {
   readonly notices: StoreNotice[] = [];
@@ -100,21 +119,27 @@ export class LowdbStore implements Store {
   readonly #journal: AppendLog;
   readonly #index = new JobIndex();
   readonly #snapshot: DurableJsonAdapter;
+  /**
+   * Jobs that finished (or were found finished at load) since the hot files were last written
+   * whole: their active versions may still be in `state.json` or `state.wal`.
+   */
+  readonly #staleInHotFiles = new Set<string>();
 
-  private constructor(stateDir: string) {
+  private constructor(stateDir: string, options: LowdbStoreOptions) {
     this.#statePath = join(stateDir, 'state.json');
     this.#snapshot = new DurableJsonAdapter(this.#statePath);
     this.#db = new Low(this.#snapshot, { schema_version: SCHEMA_VERSION, jobs: {} });
-    this.#finished = new FinishedLog(join(stateDir, 'jobs-finished.ndjson'));
+    this.#finished = new FinishedLog(join(stateDir, 'jobs-finished.ndjson'), options.rewriteAtDeadBytes);
     this.#journal = new AppendLog(join(stateDir, 'state.wal'));
+    const compactAt = options.compactAtBytes ?? COMPACT_MIN_BYTES;
     this.#journal.onBetweenBatches(async () => {
-      if (this.#journal.size > COMPACT_MIN_BYTES && this.#journal.size > 2 * this.#snapshot.bytes) await this.#compact();
+      if (this.#journal.size > compactAt && this.#journal.size > 2 * this.#snapshot.bytes) await this.#compact();
     });
   }
 
   /** Opens the store in `stateDir` (which must exist). A corrupt state file is moved aside and reported. */
-  static async open(stateDir: string, now: () => Date): Promise<LowdbStore> {
-    const store = new LowdbStore(stateDir);
+  static async open(stateDir: string, now: () => Date, options: LowdbStoreOptions = {}): Promise<LowdbStore> {
+    const store = new LowdbStore(stateDir, options);
     await store.#load(now);
     return store;
   }
@@ -134,16 +159,22 @@ export class LowdbStore implements Store {
     damaged.push(...(await this.#replayJournal()));
     if (damaged.length > 0) this.#pendingAside = { damaged, path: `${this.#statePath.slice(0, -'.json'.length)}.damaged-${stamp}.ndjson` };
     for (const record of await this.#finished.load(this.notices)) this.#index.putFinished(record);
+    const removed = this.#finished.takeRemovedAtLoad();
     for (const job of Object.values(this.#db.data.jobs)) {
-      // A job in both places was finished and appended before the hot file dropped it: finished wins.
-      if (!this.#index.has(job.job_id)) this.#index.put(job);
-      else delete this.#db.data.jobs[job.job_id];
+      // A job in both places was finished and appended before the hot files dropped it: finished
+      // wins. One a tombstone removed stays removed (a daemon before this rule could leave it so).
+      if (!this.#index.has(job.job_id) && !removed.has(job.job_id)) {
+        this.#index.put(job);
+        continue;
+      }
+      delete this.#db.data.jobs[job.job_id];
+      this.#staleInHotFiles.add(job.job_id);
     }
     this.#index.sort();
-    // A snapshot without the damaged records replaces the one that had them, once they are aside.
-    // Opening needs no free space: on a full disk the journal is kept as it is (replaying it again
-    // is harmless) and the state is compacted once a later write finds room.
-    if (this.#journal.size > 0 || damaged.length > 0) {
+    // A snapshot without the damaged records (or the stale ones) replaces the one that had them,
+    // once they are aside. Opening needs no free space: on a full disk the journal is kept as it
+    // is (replaying it again is harmless) and the state is compacted once a later write finds room.
+    if (this.#journal.size > 0 || damaged.length > 0 || this.#staleInHotFiles.size > 0) {
       await this.#compact().catch((error: unknown) => {
         if (!isStorageFault(error)) throw error;
         this.notices.push({ code: 'STATE_COMPACTION_DEFERRED', message: `the state could not be compacted at start (${(error as NodeJS.ErrnoException).code ?? 'error'}): the journal is kept and replayed, and compacted once there is room`, path: this.#statePath });
@@ -218,6 +249,7 @@ export class LowdbStore implements Store {
   #apply(entry: JournalEntry): void {
     const data = this.#db.data;
     if ('job' in entry) data.jobs[entry.job.job_id] = entry.job;
+    else if ('dropped' in entry) for (const id of entry.dropped) delete data.jobs[id];
     else if ('process' in entry) (data.processes ??= {})[String(entry.process.pid)] = entry.process;
     else if (data.processes !== undefined) delete data.processes[String(entry.process_removed)];
   }
@@ -228,8 +260,11 @@ export class LowdbStore implements Store {
       await this.#keepAside(this.#pendingAside.damaged, this.#pendingAside.path);
       this.#pendingAside = null;
     }
+    // The snapshot is serialised as the write begins: what finished before is not in it.
+    const covered = [...this.#staleInHotFiles];
     await this.#db.write();
     await this.#journal.cut(0);
+    for (const id of covered) this.#staleInHotFiles.delete(id);
   }
 
   // Reads are answered from memory: the files store has a single writer, this daemon.
@@ -264,6 +299,7 @@ export class LowdbStore implements Store {
       // The finished log is the durable record; the snapshot drops the job at the next compaction.
       const record = await this.#finished.append(stored);
       delete this.#db.data.jobs[stored.job_id];
+      this.#staleInHotFiles.add(stored.job_id);
       this.#index.putFinished(record);
     } else {
       await this.#record({ job: stored });
@@ -294,6 +330,9 @@ export class LowdbStore implements Store {
 
   async removeJobs(jobIds: readonly string[]): Promise<string[]> {
     const removed = jobIds.filter((id) => this.#db.data.jobs[id] === undefined && this.#index.has(id));
+    // Out of the hot files first: a crash after the tombstone must not find them active there.
+    const stale = removed.filter((id) => this.#staleInHotFiles.has(id));
+    if (stale.length > 0) await this.#record({ dropped: stale });
     await this.#finished.remove(removed);
     this.#index.remove(removed);
     return removed;
