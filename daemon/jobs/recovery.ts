@@ -10,6 +10,7 @@ import type { RunFolder } from './run-folder.js';
 import type { StickySession } from './sticky-session.js';
 import type { TurnHandle } from './turn.js';
 import { stopLeftovers } from './turn-start.js';
+import { turnWasStarted } from '../process/keeper.js';
 
 /**
  * A restart's recovery as the supervisor holds it: each job's under its lock, taken at once (a
@@ -69,6 +70,8 @@ export interface RecoveryMoves {
   tookUp(job: Job, turn: TurnHandle | null, session: StickySession | null): void;
   /** A running job whose engine could not be taken up fails as interrupted. */
   interrupted(job: Job, why: string): Promise<unknown>;
+  /** A running job whose engine process was never started goes back to the queue (scheduled by `queue`). */
+  requeue(job: Job): Promise<unknown>;
   queue(jobId: string): void;
   /** A waiting job after a restart; `lost` says why its live session could not be taken up. */
   waiting(job: Job, lost: string | null): Promise<void>;
@@ -101,6 +104,10 @@ export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promis
   const leftovers = await d.store.processes();
   const lost = new Map<string, string>();
   const adopted = new Set<string>();
+  // Stored as running, but stopped before its engine ran (no keeper recorded since the turn
+  // began, or its gate never opened): the turn never began, so it goes back to the queue and runs once.
+  const neverStarted = new Set(active.filter((job) => job.status === 'running' && !turnWasStarted(d.folder(job.job_id).engineDir)).map((job) => job.job_id));
+  const requeued = new Set<string>();
   const takenUp: Promise<void>[] = [];
   let tookUpAt = startedAt;
   let stoppedAt = startedAt;
@@ -109,12 +116,13 @@ export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promis
   const afterTakeUps = (): Promise<void> =>
     (leftoversStopped ??= Promise.all(takenUp).then(async () => {
       tookUpAt = performance.now();
-      await stopLeftovers(d.store, d.spawner, d.logger, leftovers, (jobId) => !adopted.has(jobId));
+      await stopLeftovers(d.store, d.spawner, d.logger, leftovers, (jobId) => !adopted.has(jobId), neverStarted);
       stoppedAt = performance.now();
     }));
   const sections = active.map((job) => {
     const sticky = job.interactive_profile?.kind === 'sticky_process';
-    const hasEngine = job.status === 'running' || (sticky && job.status === 'waiting_user');
+    const again = neverStarted.has(job.job_id);
+    const hasEngine = (job.status === 'running' && !again) || (sticky && job.status === 'waiting_user');
     if (hasEngine) moves.hold(job.job_id);
     let tookUp!: () => void;
     takenUp.push(new Promise<void>((resolve) => (tookUp = resolve)));
@@ -133,6 +141,11 @@ export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promis
       } finally {
         tookUp();
       }
+      if (again) {
+        await moves.requeue(job);
+        requeued.add(job.job_id);
+        return;
+      }
       // A turn taken up goes on (and may end at once); the rest waits until leftovers are stopped.
       if (job.status === 'running' && adopted.has(job.job_id)) return;
       if (!adopted.has(job.job_id)) await afterTakeUps();
@@ -141,9 +154,10 @@ export async function recoverJobs(d: RecoveryDeps, moves: RecoveryMoves): Promis
       else if (job.status === 'waiting_user') await moves.waiting(job, lost.get(job.job_id) ?? null);
     });
   });
-  // Queued jobs in their order, once no leftover of the daemon before can be taken for theirs.
-  const queued = afterTakeUps().then(() => {
-    for (const job of active) if (job.status === 'queued') moves.queue(job.job_id);
+  // Queued jobs in their order (those queued again among them), once no leftover of the daemon
+  // before can be taken for theirs.
+  const queued = Promise.all([afterTakeUps(), ...sections.filter((_, i) => neverStarted.has((active[i] as Job).job_id))]).then(() => {
+    for (const job of active) if (job.status === 'queued' || requeued.has(job.job_id)) moves.queue(job.job_id);
   });
   const done = Promise.all([...sections.map((section) => section.catch(() => undefined)), queued]).then(() => {
     if (active.length === 0) return;

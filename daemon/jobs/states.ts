@@ -12,14 +12,16 @@ export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['succeeded', '
  * start: a slot was granted · succeed / fail: a turn or a check decided · wait: the gate asked the
  * user · resume: a reply (or auto-decision) needs a new process, so the job queues for a slot ·
  * continue: a reply went to a live process · rescue: a waiting sticky job lost its live process
- * and, by `sticky_recovery: "resume"`, keeps waiting to resume its session · cancel: jobs/cancel.
+ * and, by `sticky_recovery: "resume"`, keeps waiting to resume its session · requeue: the daemon
+ * stopped after a turn was stored as started but before its engine process was, so the turn never
+ * began and runs once now · cancel: jobs/cancel.
  */
-export const JOB_EVENTS = ['start', 'succeed', 'fail', 'wait', 'resume', 'continue', 'rescue', 'cancel'] as const;
+export const JOB_EVENTS = ['start', 'succeed', 'fail', 'wait', 'resume', 'continue', 'rescue', 'requeue', 'cancel'] as const;
 export type JobEvent = (typeof JOB_EVENTS)[number];
 
 export const TRANSITIONS: Readonly<Record<JobStatus, Partial<Record<JobEvent, JobStatus>>>> = {
   queued: { start: 'running', fail: 'failed', cancel: 'canceled' },
-  running: { succeed: 'succeeded', fail: 'failed', wait: 'waiting_user', cancel: 'canceled' },
+  running: { succeed: 'succeeded', fail: 'failed', wait: 'waiting_user', requeue: 'queued', cancel: 'canceled' },
   waiting_user: { resume: 'queued', continue: 'running', rescue: 'waiting_user', fail: 'failed', cancel: 'canceled' },
   succeeded: {},
   failed: {},

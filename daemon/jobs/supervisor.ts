@@ -148,6 +148,7 @@ export class Supervisor {
       hooks: (jobId) => this.#stickyHooks(jobId),
       tookUp: (job, turn, session) => this.#tookUp(job, turn, session),
       interrupted: (job, why) => this.#apply(job, 'fail', { error: { code: 'DAEMON_RESTART_INTERRUPTED', message: `the daemon stopped while this turn was running, and its engine process could not be taken up: ${why}` } }),
+      requeue: (job) => this.#apply(job, 'requeue', { attempt: job.attempt - 1, started_at: job.attempt > 1 ? job.started_at : null }),
       queue: (jobId) => this.#schedule(jobId),
       waiting: (job, lost) => this.#recoverWaiting(job, lost),
     });

@@ -58,11 +58,13 @@ export function decideReport(job: Job, report: TurnReport, skill: SkillDefinitio
 
 /**
  * Restart recovery: what the daemon before left running is stopped, and its records dropped,
- * except for the jobs whose engine processes were taken up (`stopping` says no).
+ * except for the jobs whose engine processes were taken up (`stopping` says no); and whatever
+ * process is marked with one of `unrecorded` (jobs whose engine was stored as never started: a
+ * crash between its spawn and its record leaves one).
  */
-export async function stopLeftovers(store: Store, spawner: Spawner, logger: Logger, left: readonly ProcessRecord[], stopping: (jobId: string) => boolean): Promise<void> {
+export async function stopLeftovers(store: Store, spawner: Spawner, logger: Logger, left: readonly ProcessRecord[], stopping: (jobId: string) => boolean, unrecorded: ReadonlySet<string> = new Set()): Promise<void> {
   const records = left.filter((record) => stopping(record.job_id));
-  const known = new Set<string>();
+  const known = new Set<string>(unrecorded);
   for (const { job_id } of records) if (await store.hasJob(job_id)) known.add(job_id);
   // Nothing of theirs to stop (every engine was taken up): no need to read every process's /proc.
   if (known.size === 0) {

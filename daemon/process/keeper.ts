@@ -23,6 +23,22 @@ export const KNOWN_KEEPER_VERSIONS: readonly number[] = [1];
 /** Where the daemon writes the exit status to: the keeper's fd 3. */
 const STATUS_FD = 3;
 
+/**
+ * The gate: the keeper's fd 4, a pipe from the daemon. What is spawned first waits on it, and
+ * runs the keeper only once the daemon has written the keeper's record and then a line to it. A
+ * daemon that dies before (the end of the pipe closes) starts nothing: the gate writes a status
+ * that says so and exits. So an engine runs only if its record was written, and a restart can
+ * tell a turn that never began from one whose keeper is gone.
+ */
+export const GATE_FD = 4;
+
+const GATE = `read -r go <&${GATE_FD} || { printf '{ "not-started": true }\\n' >&${STATUS_FD}; exit 125; }; exec "$@" ${GATE_FD}<&-`;
+
+/** The argv that waits at the gate, then runs `argv` (the keeper, or what joins its groups first) in its place. */
+export function gatedArgv(argv: readonly string[]): string[] {
+  return ['/bin/sh', '-c', GATE, 'skilld-gate', ...argv];
+}
+
 /** The keeper's files in its folder. */
 export const KEEPER_FILES = { record: 'keeper.json', stopped: 'keeper.stopped.json', status: 'exit-status', stdin: 'stdin' } as const;
 
@@ -70,9 +86,27 @@ export function writeRecord(dir: string, record: KeeperRecord): void {
   renameSync(`${path}.tmp`, path);
 }
 
-/** A new engine process is about to be started for the job: the record of the one before is no record of it. */
+/**
+ * A new engine process is about to be started for the job: the record of the one before (taken
+ * up or stopped on purpose) is no record of it.
+ */
 export function forgetRecord(dir: string): void {
   rmSync(join(dir, KEEPER_FILES.record), { force: true });
+  rmSync(join(dir, KEEPER_FILES.stopped), { force: true });
+}
+
+/**
+ * Whether an engine process was started since the job's last `forgetRecord`: its keeper's record
+ * is written as it is spawned (before its gate opens), and put aside (not removed) when the daemon
+ * stops it. Neither there, or a gate that closed without opening: the turn's engine never ran.
+ */
+export function turnWasStarted(dir: string): boolean {
+  if (!existsSync(join(dir, KEEPER_FILES.record)) && !existsSync(join(dir, KEEPER_FILES.stopped))) return false;
+  try {
+    return !readFileSync(join(dir, KEEPER_FILES.status), 'utf8').includes('"not-started": true');
+  } catch {
+    return true;
+  }
 }
 
 /** A process the daemon stopped itself is never taken up again: its record is put aside. */

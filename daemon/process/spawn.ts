@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import { execa } from 'execa';
 import type { Clock } from '../clock.js';
 import type { ProcessRecord } from '../store/store.js';
@@ -9,7 +10,7 @@ import type { SandboxPlan } from '../sandbox/plan.js';
 import { V1Groups, type EngineLimits, type LimitSupport } from './cgroup-limits.js';
 import { StartError, type Containment, type Hold, type Launch } from './containment.js';
 import { execError } from './executable.js';
-import { KEEPER_FILES, KEEPER_VERSION, currentBootId, keeperArgv, writeRecord, type KeeperRecord } from './keeper.js';
+import { GATE_FD, KEEPER_FILES, KEEPER_VERSION, currentBootId, gatedArgv, keeperArgv, writeRecord, type KeeperRecord } from './keeper.js';
 import { KeptProcess, makeFifo, type EngineProcess, type ExitInfo, type OutputSink } from './kept-process.js';
 import { takeUp, type Adopted, type AdoptRequest } from './take-up.js';
 import { JOB_MARK, readStat } from './proc.js';
@@ -80,12 +81,14 @@ export function createSpawner(clock: Clock, containment: Containment, limits: Li
         throw error;
       }
       const stdio = openStdio(request, sandbox?.fds ?? []);
-      const child = startKeeper(hold.argv, request.cwd, { ...launched.env, [JOB_MARK]: request.mark }, stdio.fds);
-      for (const fd of stdio.fds.slice(0, SANDBOX_FIRST_FD)) if (fd !== 'ignore') closeSync(fd);
+      const child = startKeeper(gatedArgv(hold.argv), request.cwd, { ...launched.env, [JOB_MARK]: request.mark }, stdio.fds);
+      for (const fd of stdio.fds.slice(0, SANDBOX_FIRST_FD)) if (typeof fd === 'number') closeSync(fd);
       sandbox?.close();
       const pid = child.pid ?? null;
       const stat = pid === null ? null : readStat(pid);
+      // The record first, then the gate opens (keeper.ts): no engine runs unrecorded.
       if (pid !== null && stat !== null) writeRecord(dir, recordOf(request, pid, stat.startTime, hold.place, clock));
+      (child.stdio[GATE_FD] as Writable | undefined)?.end('go\n');
       const ended = new Promise<ExitInfo>((resolve) => {
         child.once('exit', (code, signal) => resolve({ code, signal, spawnError: null }));
         void child.then((result) => {
@@ -148,10 +151,10 @@ function withGroups(hold: Hold, groups: V1Groups): Hold {
   };
 }
 
-/** The first descriptor of a sandbox's open paths in its outer process: after stdin, stdout, stderr and the status file. */
-const SANDBOX_FIRST_FD = 4;
+/** The first descriptor of a sandbox's open paths in its outer process: after stdin, stdout, stderr, the status file and the gate. */
+const SANDBOX_FIRST_FD = GATE_FD + 1;
 
-type Stdio = ['ignore' | number, number, number, number, ...number[]];
+type Stdio = ['ignore' | number, number, number, number, 'pipe', ...number[]];
 
 /** The keeper's files, made fresh, and the descriptors its process starts with (closed here once it has); `extra` follows them. */
 function openStdio(request: SpawnRequest, extra: readonly number[]): { fds: Stdio; live: boolean } {
@@ -165,7 +168,7 @@ function openStdio(request: SpawnRequest, extra: readonly number[]): { fds: Stdi
     writeFileSync(join(dir, KEEPER_FILES.stdin), request.stdin.text, { mode: 0o600 });
     stdin = openSync(join(dir, KEEPER_FILES.stdin), 'r');
   }
-  const fds: Stdio = [stdin, openSync(stdout, 'a', 0o600), openSync(stderr, 'a', 0o600), openSync(join(dir, KEEPER_FILES.status), 'w', 0o600), ...extra];
+  const fds: Stdio = [stdin, openSync(stdout, 'a', 0o600), openSync(stderr, 'a', 0o600), openSync(join(dir, KEEPER_FILES.status), 'w', 0o600), 'pipe', ...extra];
   return { fds, live: request.stdin === 'live' };
 }
 

@@ -1,8 +1,11 @@
 import t from 'tap';
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { appendFileSync, closeSync, existsSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import { FileFollower } from '../../daemon/process/file-follower.js';
-import { KEEPER_FILES, readExitCode, readRecord, setRecordAside } from '../../daemon/process/keeper.js';
+import { GATE_FD, KEEPER_FILES, forgetRecord, gatedArgv, readExitCode, readRecord, setRecordAside, turnWasStarted } from '../../daemon/process/keeper.js';
 import { exitOf } from '../../daemon/process/kept-process.js';
 
 t.test('a follower reads what is there and what comes, tells the first lines as replayed, and copies only what is new', async (t) => {
@@ -57,4 +60,40 @@ t.test("a keeper's record and exit status: what can be read, and why not", async
   t.same(exitOf(143, null), { code: null, signal: 'SIGTERM', spawnError: null }, '128 + a signal is that signal');
   t.same(exitOf(3, null), { code: 3, signal: null, spawnError: null });
   t.same(exitOf(128 + 99, null), { code: 227, signal: null, spawnError: null }, 'a code past the signals is a code');
+});
+
+/** Spawns `touch ran` behind the gate, as the spawner does (status on fd 3, the gate's pipe on fd 4); `open` says whether the daemon opens it or dies first. */
+async function throughGate(dir: string, open: boolean): Promise<number | null> {
+  const status = openSync(join(dir, KEEPER_FILES.status), 'w');
+  const [file, ...args] = gatedArgv(['/bin/sh', '-c', 'touch ran']) as [string, ...string[]];
+  const child = spawn(file, args, { cwd: dir, stdio: ['ignore', 'ignore', 'ignore', status, 'pipe'] });
+  closeSync(status);
+  const gate = child.stdio[GATE_FD] as Writable;
+  if (open) gate.end('go\n');
+  else gate.destroy(); // the daemon's end closes, as when it is killed
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return code;
+}
+
+t.test('the gate runs the keeper only once the daemon opens it; closed unopened, nothing runs and the status says so', async (t) => {
+  const opened = t.testdir({ 'keeper.json': '{}' });
+  t.equal(await throughGate(opened, true), 0);
+  t.ok(existsSync(join(opened, 'ran')), 'the keeper ran');
+  t.ok(turnWasStarted(opened), 'a turn with a record and an opened gate was started');
+
+  const closed = t.testdir({ 'keeper.json': '{}' });
+  t.equal(await throughGate(closed, false), 125);
+  t.notOk(existsSync(join(closed, 'ran')), 'nothing ran');
+  t.equal(readExitCode(closed), null, 'no exit status of an engine');
+  t.notOk(turnWasStarted(closed), 'a gate that closed unopened: the turn never began, though its record is there');
+});
+
+t.test('a turn was started when its keeper is recorded or was put aside; not after forgetRecord', async (t) => {
+  const dir = t.testdir({ 'keeper.json': '{}', 'keeper.stopped.json': '{}' });
+  t.ok(turnWasStarted(dir));
+  forgetRecord(dir);
+  t.notOk(turnWasStarted(dir), 'forgetting removes both the record and one put aside');
+  writeFileSync(join(dir, 'keeper.json'), '{}');
+  setRecordAside(dir);
+  t.ok(turnWasStarted(dir), 'a record put aside is a turn that began');
 });

@@ -1,4 +1,7 @@
 import t from 'tap';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterRecovery } from '../../daemon/api.js';
 import { KeyedLock } from '../../daemon/jobs/keyed-lock.js';
 import type { Job } from '../../daemon/jobs/job.js';
@@ -19,8 +22,22 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   return { promise, resolve };
 }
 
-/** A restart with one running turn (its take-up held by the test), one queued job and one leftover process record. */
-function restart() {
+/** Engine folders: each job's keeper record as `recorded` says (a keeper was started for the job's turn, or not). */
+const engineDirs = mkdtempSync(join(tmpdir(), 'skilld-recovery-'));
+t.teardown(() => rmSync(engineDirs, { recursive: true, force: true }));
+function folderOf(jobId: string, recorded: boolean): { engineDir: string } {
+  const engineDir = join(engineDirs, jobId);
+  mkdirSync(engineDir, { recursive: true });
+  if (recorded) writeFileSync(join(engineDir, 'keeper.json'), '{}');
+  else rmSync(join(engineDir, 'keeper.json'), { force: true });
+  return { engineDir };
+}
+
+/**
+ * A restart with one running turn (its take-up held by the test), one queued job and one leftover
+ * process record; `unstarted` adds running jobs whose engine process was never started.
+ */
+function restart(unstarted: string[] = []) {
   const steps: string[] = [];
   const takeUp = deferred<{ problem: string } | TurnHandle>();
   const leftover: ProcessRecord = { job_id: 'job-gone', pid: 999_999, pgid: 999_999, start_time: '1' };
@@ -28,16 +45,21 @@ function restart() {
   const recoveries = new Recoveries(lock, (jobId, error) => steps.push(`error ${jobId} ${String(error)}`));
   const deps = {
     store: {
-      activeJobs: async () => [job('job-run', 'running'), job('job-queued', 'queued')],
+      activeJobs: async () => [...unstarted.map((id) => job(id, 'running')), job('job-run', 'running'), job('job-queued', 'queued')],
       processes: async () => [leftover],
       hasJob: async () => false,
       removeProcess: async (pid: number) => void steps.push(`forget ${pid}`),
     },
     events: { prime: async () => true, read: async () => ({ events: [], cursor: '', end: true }) },
-    spawner: { stopSurvivors: async () => ({ records: [], strays: [], cgroups: [] }) },
+    spawner: {
+      stopSurvivors: async (_records: unknown, owns: (jobId: string) => boolean) => {
+        for (const id of unstarted) if (owns(id)) steps.push(`sweep ${id}`);
+        return { records: [], strays: [], cgroups: [] };
+      },
+    },
     logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
     launcher: { adoptTurn: () => takeUp.promise, adoptSession: () => Promise.reject(new Error('no live session here')) },
-    folder: () => ({}),
+    folder: (jobId: string) => folderOf(jobId, !unstarted.includes(jobId)),
     recoveries,
   } as unknown as RecoveryDeps;
   const moves: RecoveryMoves = {
@@ -45,6 +67,7 @@ function restart() {
     hooks: () => ({}) as ReturnType<RecoveryMoves['hooks']>,
     tookUp: (j) => void steps.push(`took up ${j.job_id}`),
     interrupted: async (j, why) => void steps.push(`interrupted ${j.job_id}: ${why}`),
+    requeue: async (j) => void steps.push(`requeue ${j.job_id}`),
     queue: (jobId) => void steps.push(`queue ${jobId}`),
     waiting: async (j) => void steps.push(`waiting ${j.job_id}`),
   };
@@ -112,4 +135,19 @@ t.test('a take-up that throws fails its job as not taken up, with the reason', a
   (takeUp as unknown as { resolve: (v: unknown) => void }).resolve(Promise.reject(new Error('the record is unreadable')));
   await recoveries.finish();
   t.ok(steps.includes('interrupted job-run: taking it up failed: the record is unreadable'), steps.join('\n'));
+});
+
+t.test('a job stored as running whose engine was never started goes back to the queue, ahead of those queued after it, once what is marked with it is stopped', async (t) => {
+  const { steps, takeUp, deps, moves, recoveries } = restart(['job-unstarted']);
+  await recoverJobs(deps, moves);
+  t.same(steps, ['hold job-run'], 'no slot is held for it: no engine of it runs');
+  recoveries.begin();
+  await settle();
+  t.notOk(steps.some((s) => s.startsWith('queue')), 'nothing is queued while a take-up is under way');
+  takeUp.resolve({ problem: 'gone' });
+  await recoveries.finish();
+  t.ok(steps.includes('requeue job-unstarted'), 'it is queued again, not failed');
+  t.notOk(steps.some((s) => s.startsWith('interrupted job-unstarted')), steps.join('\n'));
+  t.ok(steps.indexOf('sweep job-unstarted') < steps.indexOf('queue job-unstarted'), 'a process marked with it is looked for and stopped before it runs again');
+  t.same(steps.filter((s) => s.startsWith('queue')), ['queue job-unstarted', 'queue job-queued'], 'in the order of the active jobs');
 });

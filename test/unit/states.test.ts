@@ -2,21 +2,22 @@ import t from 'tap';
 import { JOB_EVENTS, JOB_STATUSES, TERMINAL_STATUSES, TRANSITIONS, isTerminal, nextStatus, type JobEvent, type JobStatus } from '../../daemon/jobs/states.js';
 
 // The expected lifecycle, written out independently of the table under test (README, "Job lifecycle"):
-// a slot grant starts a queued job; a turn decides success, failure or waiting; a reply resumes
+// a slot grant starts a queued job (and a restart queues again one whose engine never started);
+// a turn decides success, failure or waiting; a reply resumes
 // (new process: back to the queue) or continues (live process); cancel works from every
 // non-terminal status; a rescued sticky wait stays waiting; terminal statuses never move.
 const EXPECTED: Record<JobStatus, Record<JobEvent, JobStatus | null>> = {
-  queued: { start: 'running', succeed: null, fail: 'failed', wait: null, resume: null, continue: null, rescue: null, cancel: 'canceled' },
-  running: { start: null, succeed: 'succeeded', fail: 'failed', wait: 'waiting_user', resume: null, continue: null, rescue: null, cancel: 'canceled' },
-  waiting_user: { start: null, succeed: null, fail: 'failed', wait: null, resume: 'queued', continue: 'running', rescue: 'waiting_user', cancel: 'canceled' },
-  succeeded: { start: null, succeed: null, fail: null, wait: null, resume: null, continue: null, rescue: null, cancel: null },
-  failed: { start: null, succeed: null, fail: null, wait: null, resume: null, continue: null, rescue: null, cancel: null },
-  canceled: { start: null, succeed: null, fail: null, wait: null, resume: null, continue: null, rescue: null, cancel: null },
+  queued: { start: 'running', succeed: null, fail: 'failed', wait: null, resume: null, continue: null, rescue: null, requeue: null, cancel: 'canceled' },
+  running: { start: null, succeed: 'succeeded', fail: 'failed', wait: 'waiting_user', resume: null, continue: null, rescue: null, requeue: 'queued', cancel: 'canceled' },
+  waiting_user: { start: null, succeed: null, fail: 'failed', wait: null, resume: 'queued', continue: 'running', rescue: 'waiting_user', requeue: null, cancel: 'canceled' },
+  succeeded: { start: null, succeed: null, fail: null, wait: null, resume: null, continue: null, rescue: null, requeue: null, cancel: null },
+  failed: { start: null, succeed: null, fail: null, wait: null, resume: null, continue: null, rescue: null, requeue: null, cancel: null },
+  canceled: { start: null, succeed: null, fail: null, wait: null, resume: null, continue: null, rescue: null, requeue: null, cancel: null },
 };
 
 t.test('the statuses and events are exactly the documented ones', async (t) => {
   t.same([...JOB_STATUSES], ['queued', 'running', 'waiting_user', 'succeeded', 'failed', 'canceled']);
-  t.same([...JOB_EVENTS].sort(), ['cancel', 'continue', 'fail', 'rescue', 'resume', 'start', 'succeed', 'wait']);
+  t.same([...JOB_EVENTS].sort(), ['cancel', 'continue', 'fail', 'requeue', 'rescue', 'resume', 'start', 'succeed', 'wait']);
   t.same(Object.keys(TRANSITIONS).sort(), [...JOB_STATUSES].sort(), 'the table has a row for every status');
 });
 
@@ -28,7 +29,7 @@ t.test('every (status, event) pair leads where the lifecycle says', async (t) =>
       t.equal(nextStatus(status, event), EXPECTED[status][event], `${status} --${event}-->`);
     }
   }
-  t.equal(pairs, 48, 'six statuses times eight events');
+  t.equal(pairs, 54, 'six statuses times nine events');
 });
 
 t.test('the table holds no moves beyond the expected ones', async (t) => {
