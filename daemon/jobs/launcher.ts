@@ -89,7 +89,7 @@ export class Launcher {
       const session = StickySession.start(this.#d.spawner, this.#d.clock, { ...spec, argv, protocol, start, graceMs: this.#d.config.kill_grace_ms, onMessage: spec.say, ...hooks });
       this.#workspaceLimits.set(job.job_id, limits.workspace);
       void session.exited.then(() => this.#workspaceLimits.delete(job.job_id));
-      const turn = this.#guard(session.turn(plan.prompt, hardTimeoutMs, null), folder, limits.workspace);
+      const turn = this.#guard(session.turn(plan.prompt, hardTimeoutMs, null, attempt), folder, limits.workspace);
       return { turn, session, recorded: this.#record(job.job_id, session.pid, session.exited) };
     }
     const expectedSession = plan.resuming ? (job.session_handle?.handle_value ?? null) : null;
@@ -175,7 +175,7 @@ export class Launcher {
   /** A sticky job's next turn: the reply is the live process's next prompt (PR-12). */
   nextStickyTurn(job: Job, attempt: number, session: StickySession, prompt: string, folder: RunFolder): TurnHandle {
     const limit = this.#workspaceLimits.get(job.job_id) ?? this.#d.config.limits.workspace;
-    return this.#guard(session.turn(prompt, job.hard_timeout_sec * 1000, logsOf(folder, attempt)), folder, limit);
+    return this.#guard(session.turn(prompt, job.hard_timeout_sec * 1000, logsOf(folder, attempt), attempt), folder, limit);
   }
 
   /** A job's turn, its workspace held to `limit` (workspace-guard.ts). */

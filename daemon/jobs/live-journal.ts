@@ -13,7 +13,8 @@ import type { StopReason } from './turn.js';
  * engine anything again.
  */
 export type JournalEntry =
-  | { at: number; call: 'turn'; prompt: string; hard_timeout_ms: number; logs: Record<OutputStream, string> | null }
+  /** `attempt`: the job's attempt the turn is (absent in journals of daemons before it was kept). */
+  | { at: number; call: 'turn'; prompt: string; hard_timeout_ms: number; logs: Record<OutputStream, string> | null; attempt?: number }
   | { at: number; call: 'answer'; decision: ApprovalDecision }
   | { at: number; call: 'interrupt'; reason: StopReason }
   | { at: number; call: 'send' }

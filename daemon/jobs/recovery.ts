@@ -72,6 +72,8 @@ export interface RecoveryMoves {
   interrupted(job: Job, why: string): Promise<unknown>;
   /** A running job whose engine process was never started goes back to the queue (scheduled by `queue`). */
   requeue(job: Job): Promise<unknown>;
+  /** A running sticky job whose reply was stored but never sent to its live session (taken up): the reply's turn is sent now. */
+  sendReply(job: Job, session: StickySession): Promise<void>;
   queue(jobId: string): void;
   /** A waiting job after a restart; `lost` says why its live session could not be taken up. */
   waiting(job: Job, lost: string | null): Promise<void>;
@@ -181,9 +183,13 @@ async function takeUp(d: RecoveryDeps, moves: RecoveryMoves, job: Job, sticky: b
   }
   const adopted = await d.launcher.adoptSession(job, d.folder(job.job_id), told, moves.hooks(job.job_id));
   if ('problem' in adopted) return adopted.problem;
+  // Stored as running on a reply whose turn never reached the live process (its journal's last
+  // turn is an earlier attempt): the turn is sent now, once.
+  const unsent = job.status === 'running' && !adopted.inFlight && adopted.lastTurnAttempt !== null && adopted.lastTurnAttempt < job.attempt;
   // A turn in flight (running, or waiting for an approval), or one that ended while no daemon heard, is watched as any turn.
-  const watched = job.status === 'running' || adopted.inFlight ? adopted.lastTurn : null;
+  const watched = !unsent && (job.status === 'running' || adopted.inFlight) ? adopted.lastTurn : null;
   moves.tookUp(job, watched, adopted.session);
+  if (unsent) await moves.sendReply(job, adopted.session);
   return null;
 }
 

@@ -43,6 +43,8 @@ export interface AdoptedSession {
   lastTurn: TurnHandle | null;
   /** Whether a turn is in flight (running, or waiting for an approval). */
   inFlight: boolean;
+  /** The job's attempt the last turn begun was (null when its journal does not say). */
+  lastTurnAttempt: number | null;
 }
 
 /** Lets whatever a replayed line set in motion (the protocol's promises, an SDK's streams) run before the next. */
@@ -67,6 +69,7 @@ export class StickySession {
   #sessionId: string | null = null;
   #turn: ActiveTurn | null = null;
   #lastTurn: TurnHandle | null = null;
+  #lastTurnAttempt: number | null = null;
   /** Permission requests of the turn waiting for a person, the one asked first. */
   #approvals: ApprovalRequest[] = [];
   #exit: ExitInfo | null = null;
@@ -152,7 +155,7 @@ export class StickySession {
     }
     self.#attach(adopted.process);
     self.#resumeClock();
-    return { session: self, lastTurn: self.#lastTurn, inFlight: self.#turn !== null };
+    return { session: self, lastTurn: self.#lastTurn, inFlight: self.#turn !== null, lastTurnAttempt: self.#lastTurnAttempt };
   }
 
   get pid(): number | null {
@@ -169,8 +172,9 @@ export class StickySession {
   }
 
   /** Runs one turn on `prompt` (the first opens the session); `logs` moves the raw output to a new attempt's files. */
-  turn(prompt: string, hardTimeoutMs: number, logs: Record<OutputStream, string> | null): TurnHandle {
-    this.#record({ at: this.#received, call: 'turn', prompt, hard_timeout_ms: hardTimeoutMs, logs });
+  turn(prompt: string, hardTimeoutMs: number, logs: Record<OutputStream, string> | null, attempt: number | null): TurnHandle {
+    this.#record({ at: this.#received, call: 'turn', prompt, hard_timeout_ms: hardTimeoutMs, logs, ...(attempt === null ? {} : { attempt }) });
+    this.#lastTurnAttempt = attempt;
     if (logs !== null) this.#proc?.redirectLogs(logs);
     const turn: ActiveTurn = { hardTimeoutMs, stopReason: null, stderrTail: [], timer: null, remainingMs: hardTimeoutMs, armedAt: 0, graceTimer: null };
     this.#turn = turn;
@@ -217,7 +221,7 @@ export class StickySession {
 
   /** One act of the journal, done again on the session being replayed. */
   #replay(entry: JournalEntry): void {
-    if (entry.call === 'turn') this.turn(entry.prompt, entry.hard_timeout_ms, entry.logs);
+    if (entry.call === 'turn') this.turn(entry.prompt, entry.hard_timeout_ms, entry.logs, entry.attempt ?? null);
     else if (entry.call === 'answer') this.answerApproval(entry.decision);
     else if (entry.call === 'interrupt' && this.#turn !== null) this.#stopTurn(this.#turn, entry.reason);
     else if (entry.call === 'timer') this.#clockEntry = entry;

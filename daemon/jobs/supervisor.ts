@@ -148,6 +148,7 @@ export class Supervisor {
       hooks: (jobId) => this.#stickyHooks(jobId),
       tookUp: (job, turn, session) => this.#tookUp(job, turn, session),
       interrupted: (job, why) => this.#apply(job, 'fail', { error: { code: 'DAEMON_RESTART_INTERRUPTED', message: `the daemon stopped while this turn was running, and its engine process could not be taken up: ${why}` } }),
+      sendReply: (job, session) => this.#sendStoredReply(job, session),
       requeue: (job) => this.#apply(job, 'requeue', { attempt: job.attempt - 1, started_at: job.attempt > 1 ? job.started_at : null }),
       queue: (jobId) => this.#schedule(jobId),
       waiting: (job, lost) => this.#recoverWaiting(job, lost),
@@ -234,13 +235,23 @@ export class Supervisor {
   /** A sticky job's reply: written to the live process, which runs the next turn (PR-12). */
   async #continueSticky(job: Job, session: StickySession, response: unknown): Promise<Job> {
     const attempt = job.attempt + 1;
-    const folder = this.runFolder(job.job_id);
     const prompt = replyPrompt(response);
-    await folder.startAttempt(attempt, prompt);
+    await this.runFolder(job.job_id).startAttempt(attempt, prompt);
     const next = await this.#apply(job, 'continue', { attempt, pending_interaction_id: null, wait_deadline_at: null });
-    const turn = this.#launcher.nextStickyTurn(job, attempt, session, prompt, folder);
-    this.#watchTurn(job.job_id, attempt, turn, (await this.#bases.of(job)).skill, false);
+    await this.#sendStickyTurn(next, session, prompt);
     return next;
+  }
+
+  async #sendStickyTurn(job: Job, session: StickySession, prompt: string): Promise<void> {
+    const turn = this.#launcher.nextStickyTurn(job, job.attempt, session, prompt, this.runFolder(job.job_id));
+    this.#watchTurn(job.job_id, job.attempt, turn, (await this.#bases.of(job)).skill, false);
+  }
+
+  /** After a restart: the reply stored last, never sent to the live process, is sent now (recovery.ts). */
+  async #sendStoredReply(job: Job, session: StickySession): Promise<void> {
+    const round = (await this.#histories.read(job.job_id)).filter((i) => i.replied_at != null).at(-1);
+    if (round === undefined) throw new Error('a running live session with no reply stored for its turn');
+    await this.#sendStickyTurn(job, session, replyPrompt(round.response));
   }
 
   /** What a live process reports: its session id (stored at once), a permission it asks (the job waits for a person, its turn in flight), its loss while the job waited. */

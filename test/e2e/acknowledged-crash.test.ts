@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RpcClient } from '../../rpc/client.js';
-import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { FIXTURES, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { EventTrail } from '../helpers/event-trail.js';
 
 const config = { max_concurrent: 8, kill_grace_ms: 300, engines_on_stop: 'keep' };
@@ -51,13 +51,17 @@ t.test('jobs created and acknowledged, then a SIGKILL 0–50 ms later: each runs
   }
 });
 
-t.test('replies acknowledged, then a SIGKILL 0–50 ms later: each job\'s next turn runs once and it succeeds', async (t) => {
-  const daemon = await TestDaemon.start({ config: { ...config, max_concurrent: 20 } });
+for (const profile of ['resumable', 'sticky_process'] as const) {
+t.test(`replies acknowledged (${profile}), then a SIGKILL 0–50 ms later: each job's next turn runs once and it succeeds`, async (t) => {
+  // The fakes fail the resume probe with FAKE_ENGINE_NO_RESUME: interactive jobs are then sticky.
+  const engines = profile === 'sticky_process' ? { engines: { codex: { command: [join(FIXTURES, 'fake-codex.mjs')], env: { FAKE_ENGINE_NO_RESUME: '1' } } } } : {};
+  const replyConfig = { ...config, max_concurrent: 20, ...engines };
+  const daemon = await TestDaemon.start({ config: replyConfig });
   const client = await daemon.client();
   const jobs = await Promise.all(
     Array.from({ length: 20 }, () => client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine: 'codex', execution_mode: 'interactive', input: { scenario: 'ask' } })),
   );
-  for (const job of jobs) t.equal((await waitForStatus(client, job.job_id, ['waiting_user'])).status, 'waiting_user');
+  for (const job of jobs) t.match(await waitForStatus(client, job.job_id, ['waiting_user']), { status: 'waiting_user', interactive_profile: { kind: profile } });
   // The replies all at once, the daemon killed 20 ms after the first answer: the jobs answered
   // by then are at every step of their next turn's start. Those answered must run.
   const answered: string[] = [];
@@ -72,12 +76,12 @@ t.test('replies acknowledged, then a SIGKILL 0–50 ms later: each job\'s next t
   );
   await (killing ?? daemon.kill());
   // Whatever was not answered yet is answered by the next daemon.
-  const next = await TestDaemon.start({ dir: daemon.dir, config: { ...config, max_concurrent: 20 } });
+  const next = await TestDaemon.start({ dir: daemon.dir, config: replyConfig });
   t.teardown(() => next.cleanup());
   const c = await next.client();
   for (const job of jobs) {
     if (answered.includes(job.job_id)) continue;
-    const now = await waitForStatus(c, job.job_id, ['waiting_user', 'queued', 'running', 'succeeded']);
+    const now = await waitForStatus(c, job.job_id, ['waiting_user']);
     if (now.status === 'waiting_user') await c.request('jobs/reply', { job_id: job.job_id, interaction_id: 1, response: 'Rome' });
   }
   t.ok(answered.length > 0, `${answered.length} replies were answered before the kill`);
@@ -90,3 +94,4 @@ t.test('replies acknowledged, then a SIGKILL 0–50 ms later: each job\'s next t
     t.notOk(trail.statuses.includes('failed'), 'it never failed on the way');
   }
 });
+}

@@ -68,6 +68,7 @@ function restart(unstarted: string[] = []) {
     tookUp: (j) => void steps.push(`took up ${j.job_id}`),
     interrupted: async (j, why) => void steps.push(`interrupted ${j.job_id}: ${why}`),
     requeue: async (j) => void steps.push(`requeue ${j.job_id}`),
+    sendReply: async (j) => void steps.push(`send reply ${j.job_id}`),
     queue: (jobId) => void steps.push(`queue ${jobId}`),
     waiting: async (j) => void steps.push(`waiting ${j.job_id}`),
   };
@@ -150,4 +151,40 @@ t.test('a job stored as running whose engine was never started goes back to the 
   t.notOk(steps.some((s) => s.startsWith('interrupted job-unstarted')), steps.join('\n'));
   t.ok(steps.indexOf('sweep job-unstarted') < steps.indexOf('queue job-unstarted'), 'a process marked with it is looked for and stopped before it runs again');
   t.same(steps.filter((s) => s.startsWith('queue')), ['queue job-unstarted', 'queue job-queued'], 'in the order of the active jobs');
+});
+
+t.test('a sticky job stored as running on a reply its live process never got: taken up, and the reply\'s turn sent once', async (t) => {
+  const steps: string[] = [];
+  const sticky = { ...job('job-live', 'running'), interactive_profile: { kind: 'sticky_process' }, attempt: 2 } as unknown as Job;
+  const recoveries = new Recoveries(new KeyedLock(), (jobId, error) => steps.push(`error ${jobId} ${String(error)}`));
+  const adopted = (lastTurnAttempt: number | null, inFlight: boolean) => ({ session: {}, lastTurn: { pid: 1 }, inFlight, lastTurnAttempt });
+  for (const [lastTurnAttempt, inFlight, expected] of [
+    [1, false, ['took up job-live, turn none', 'send reply job-live']],
+    [2, false, ['took up job-live, turn watched']],
+    [2, true, ['took up job-live, turn watched']],
+    [null, false, ['took up job-live, turn watched']],
+  ] as const) {
+    steps.length = 0;
+    const deps = {
+      store: { activeJobs: async () => [sticky], processes: async () => [], hasJob: async () => true, removeProcess: async () => undefined },
+      events: { prime: async () => true, read: async () => ({ events: [], cursor: '', end: true }) },
+      spawner: { stopSurvivors: async () => ({ records: [], strays: [], cgroups: [] }) },
+      logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+      launcher: { adoptTurn: () => Promise.reject(new Error('not one-shot')), adoptSession: async () => adopted(lastTurnAttempt, inFlight) },
+      folder: (jobId: string) => folderOf(jobId, true),
+      recoveries,
+    } as unknown as RecoveryDeps;
+    await recoverJobs(deps, {
+      hold: () => undefined,
+      hooks: () => ({}) as ReturnType<RecoveryMoves['hooks']>,
+      tookUp: (j, turn) => void steps.push(`took up ${j.job_id}, turn ${turn === null ? 'none' : 'watched'}`),
+      interrupted: async (j) => void steps.push(`interrupted ${j.job_id}`),
+      requeue: async (j) => void steps.push(`requeue ${j.job_id}`),
+      sendReply: async (j) => void steps.push(`send reply ${j.job_id}`),
+      queue: (jobId) => void steps.push(`queue ${jobId}`),
+      waiting: async (j) => void steps.push(`waiting ${j.job_id}`),
+    });
+    await recoveries.finish();
+    t.same(steps, expected, `last turn begun: attempt ${String(lastTurnAttempt)}, ${inFlight ? 'in flight' : 'ended'}`);
+  }
 });
