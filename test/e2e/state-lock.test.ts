@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import type { RpcClient } from '../../rpc/client.js';
 import { RELEASE_FILE, TestDaemon, alive, testPostgres, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { EventTrail } from '../helpers/event-trail.js';
+import { runSkillctl } from '../helpers/skillctl.js';
 
 // The files store: its events.ndjson is read below, line by line, for a job settled twice.
 const base = { store: 'files' as const, config: { engines_on_stop: 'keep' } };
@@ -106,6 +107,8 @@ t.test('where flock cannot be called (koffi does not load), the daemon starts, w
   t.match(warning, { level: 40, code: 'STATE_LOCK_UNAVAILABLE', path: join(daemon.stateDir, 'skilld.lock'), problem: /^flock cannot be called here: koffi is not built for this platform/ });
   const status = await (await daemon.client()).request('daemon/status');
   t.match(status, { state_lock: { path: join(daemon.stateDir, 'skilld.lock'), held: false, reason: /^flock cannot be called here: koffi is not built/ } });
+  const shown = await runSkillctl(['status', '--socket', daemon.socket], process.env);
+  t.match(shown.stdout, /^state_lock:\s+not held: flock cannot be called here: koffi is not built for this platform/m, 'skillctl status says so');
 });
 
 const postgres = await testPostgres();
