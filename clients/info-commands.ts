@@ -8,7 +8,7 @@ import { cell, errorText, json, keyValues, table } from './format.js';
 import { durationText } from './time-text.js';
 import { clientVersion } from './version.js';
 import { terminalText } from './terminal-text.js';
-import type { EngineView, HostView, LimitStatus, RetentionView, SandboxStatus, StatusView } from './wire.js';
+import type { EngineView, HostView, LimitStatus, RetentionView, SandboxStatus, StateLockStatus, StatusView } from './wire.js';
 
 /** `status`: daemon/status. */
 export const statusCommand: Command = {
@@ -30,6 +30,7 @@ export function statusText(status: StatusView, now: number): string {
   const { slots, jobs, skills, notices, retention, sandbox, limits, ...rest } = status;
   const counts = Object.entries(jobs).map(([name, n]) => `${name} ${n}`);
   const pairs: Array<[string, string]> = Object.entries(rest).flatMap(([key, value]): Array<[string, string]> => {
+    if (key === 'state_lock' && status.state_lock !== undefined) return [[key, stateLockText(status.state_lock)]];
     if (key !== 'started_at' || typeof value !== 'string') return [[key, cell(value)]];
     return [[key, value], ['uptime', durationText(now - Date.parse(value))]];
   });
@@ -41,6 +42,11 @@ export function statusText(status: StatusView, now: number): string {
   if (limits !== undefined) for (const [name, limit] of Object.entries(limits)) pairs.push([`limit ${name}`, limitText(name, limit)]);
   for (const notice of notices ?? []) pairs.push(['notice', errorText(notice)]);
   return keyValues(pairs);
+}
+
+/** `held (…/skilld.lock)`, or `not held: flock cannot be called here: …`: one daemon per state folder, or nothing keeps a second off. */
+function stateLockText(lock: StateLockStatus): string {
+  return lock.held ? `held (${terminalText(lock.path)})` : `not held: ${terminalText(lock.reason ?? '')}`;
 }
 
 /** `preferred: jobs run in a sandbox, as nobody (uid 65534), not the daemon's user`, or without one and why. */

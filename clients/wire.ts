@@ -66,12 +66,21 @@ export interface StatusView {
   jobs: Record<string, number>;
   skills: { ok: number; invalid: number };
   notices?: CodedError[];
+  /** Absent from daemons before the state folder's lock. */
+  state_lock?: StateLockStatus;
   /** Absent from daemons before retention. */
   retention?: RetentionView;
   sandbox?: SandboxStatus;
   /** Absent from daemons before limits. */
   limits?: Record<string, LimitStatus>;
   [key: string]: unknown;
+}
+
+/** `daemon/status.state_lock`: whether the daemon holds its state folder's lock, and why not. */
+export interface StateLockStatus {
+  path: string;
+  held: boolean;
+  reason: string | null;
 }
 
 /** `daemon/status.sandbox`: the mode, what new jobs get, why not, and who engines are. */

@@ -24,6 +24,7 @@ import type { Job } from './jobs/job.js';
 import type { SkillRegistry } from './skills/registry.js';
 import { missingSkillsDirs, view } from './skills/registry.js';
 import type { SlotPool } from './slots/pool.js';
+import type { StateLockView } from './state-lock.js';
 import type { Store } from './store/store.js';
 import type { Subscriptions } from './subscriptions.js';
 
@@ -31,6 +32,8 @@ export interface ApiDeps {
   version: string;
   startedAt: string;
   config: Config;
+  /** Whether this daemon holds its state folder's lock (one daemon per state folder), and why not. */
+  stateLock: StateLockView;
   /** How engine processes are held together and stopped. */
   containment: ContainmentView;
   limits: LimitsView;
@@ -69,6 +72,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       started_at: d.startedAt,
       socket: d.config.socket,
       state_dir: d.config.state_dir,
+      state_lock: d.stateLock,
       slots: await slotStats(d),
       jobs: await d.store.countByStatus(),
       skills: d.skills.counts(),

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, defaultConfigPath, loadConfig, LOG_FORMATS, LOG_LEVELS, type ConfigSources } from './config.js';
 import { createLogger } from './logger.js';
 import { BUNDLED_SKILLS_DIR, readVersion, startDaemon } from './main.js';
+import { StateDirLockedError } from './state-lock.js';
 import type { ListenTarget } from '../rpc/server.js';
 
 const USAGE = 'usage: skilld [--config FILE] [--socket PATH] [--state-dir DIR] [--skills-dir DIR]... [--log-level LEVEL] [--log-format FORMAT]';
@@ -51,8 +52,10 @@ Environment:
 Default config file for this user: ${configPath} (${existsSync(configPath) ? 'present' : 'absent'})
 
 Exit status: 0 after a clean stop, 1 when it cannot start (the socket, its folder, the state),
-2 for a bad flag or setting (the message names it, and the file it came from), 75 when the other
-daemons of a shared store took this one for gone (see docs/cluster.md; starting again is right).
+2 for a bad flag or setting (the message names it, and the file it came from), 75 when starting
+again later is right: another skilld holds the state folder (one daemon per state folder; the
+message names its pid and socket), or the other daemons of a shared store took this one for gone
+(see docs/cluster.md).
 
 Example:
   skilld --socket ./run/skilld.sock --state-dir ./state --skills-dir ./my-skills
@@ -124,6 +127,12 @@ async function main(): Promise<number> {
   try {
     daemon = await startDaemon(config, logger, listen);
   } catch (error) {
+    if (error instanceof StateDirLockedError) {
+      // Before its socket is bound: the daemon that holds the folder goes on untouched.
+      logger.error({ code: error.code, state_dir: error.stateDir, holder: error.holder }, 'the state folder is in use by another skilld');
+      process.stderr.write(`skilld: ${error.message}\n`);
+      return EXIT_TEMPFAIL;
+    }
     logger.error({ err: error }, 'skilld could not start');
     process.stderr.write(`skilld: cannot start: ${(error as Error).message}\n`);
     return 1;
@@ -138,12 +147,15 @@ async function main(): Promise<number> {
     void daemon.stopRequested.then((engines) => stop('daemon/stop', engines));
     // Taken for gone by the other hosts: its jobs went to others, so its engines are stopped, and a
     // service manager starts it again as a new epoch (systemd's Restart=on-failure).
-    void daemon.fenced.then(() => daemon.close('stop').then(() => resolve(EXIT_FENCED)));
+    void daemon.fenced.then(() => daemon.close('stop').then(() => resolve(EXIT_TEMPFAIL)));
   });
 }
 
-/** EX_TEMPFAIL: stopped because the other hosts of the shared store took this one for gone; starting again is right. */
-const EXIT_FENCED = 75;
+/**
+ * EX_TEMPFAIL: starting again later is right. Either another daemon holds the state folder (this
+ * one never started), or the other hosts of the shared store took this one for gone.
+ */
+const EXIT_TEMPFAIL = 75;
 
 main().then(
   (code) => process.exit(code),

@@ -29,6 +29,7 @@ import { missingSkillsDirs, SkillRegistry } from './skills/registry.js';
 import { SkillWatcher } from './skills/watch.js';
 import { SlotPool } from './slots/pool.js';
 import { openFilesStorage } from './store/open-store.js';
+import { takeStateLock, type StateLock } from './state-lock.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The package root, where `package.json` and the bundled `skills/` live (two levels above this file, built or not). */
@@ -52,14 +53,18 @@ export interface Daemon {
  */
 export async function startDaemon(config: Config, logger: Logger, listen: ListenTarget): Promise<Daemon> {
   const clock = systemClock;
-  // First, so that a "cgroup" setting that cannot be met stops start-up before anything is created.
+  // The state folder's lock first: a second daemon on the folder stops here, before it changes
+  // anything (cgroups included), reads the state or binds its socket.
+  const stateLock = await lockStateFolder(config, logger);
+  // Next, before anything else is created, so that a "cgroup" setting that cannot be met stops start-up.
   const { containment, fallback } = await chooseContainment(config.process_containment, clock, config.kill_grace_ms);
   if (fallback !== null) logger.info({ problem: fallback }, 'cgroup v2 is not usable: engine processes are held by process group');
   const limitSupport = probeLimits(containment.view.kind === 'cgroup' ? containment.view.path : null);
   const faults = new Faults(logger, () => clock.now());
   const unguard = faults.guardProcess();
   const version = await readVersion();
-  const runsDir = await prepareStateFolder(config.state_dir);
+  const runsDir = join(config.state_dir, 'runs');
+  await mkdir(runsDir, { recursive: true, mode: 0o700 });
   let requestStop!: (engines: Config['engines_on_stop']) => void;
   // The stop begins once the request's answer is on its way (its handler and reply settle in microtasks).
   const stopRequested = new Promise<Config['engines_on_stop']>((resolve) => (requestStop = (engines) => setImmediate(() => resolve(engines))));
@@ -102,7 +107,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const router = new JobRouter(supervisor, shared === null || membership === null ? null : { custody: shared.custody, mailbox: membership.mailbox }, config.host_id);
   const subscriptions = new Subscriptions(events, clock, logger);
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, containment: containment.view, sandbox: sandbox.view, limits: limitsView(config.limits, limitSupport, sandbox.view), store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, requestStop, hosts: shared === null ? null : () => shared.hosts() });
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, stateLock: stateLock.view, containment: containment.view, sandbox: sandbox.view, limits: limitsView(config.limits, limitSupport, sandbox.view), store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, requestStop, hosts: shared === null ? null : () => shared.hosts() });
   const dispatcher = new Dispatcher(bindMethods(withStorageErrors(afterRecovery(api, (jobId) => supervisor.recoveries.of(jobId)))), (method, error) => faults.report('method', error, { method }));
   const limits = { maxConnections: config.max_connections, lineTimeoutMs: config.line_timeout_sec * 1000, idleTimeoutMs: config.idle_timeout_sec * 1000 };
   const server = new RpcServer(dispatcher, limits, (error) => faults.report('rpc_server', error), clock);
@@ -154,6 +159,8 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
         logger.info({}, 'skilld stopped');
         unguard();
         await new Promise<void>((resolve) => (logger.flush ? logger.flush(() => resolve()) : resolve()));
+        // Last: the next daemon on this folder may start once nothing of this one writes there.
+        stateLock.release();
       })();
       return closing;
     },
@@ -165,13 +172,19 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
 /** The state folder: it holds the records of engine processes, which the daemon stops at its next start by their pids. */
 const STATE_FOLDER: FolderUse = { action: 'keep state in', risk: 'plant records of processes for the daemon to kill at its next start' };
 
-/** Makes the state folder (0700) if it is missing, refuses it if another user could change it (`checkFolderTrust`), and makes its `runs/`. */
-async function prepareStateFolder(stateDir: string): Promise<string> {
-  await mkdir(stateDir, { recursive: true, mode: 0o700 });
-  await checkFolderTrust(stateDir, STATE_FOLDER);
-  const runsDir = join(stateDir, 'runs');
-  await mkdir(runsDir, { recursive: true, mode: 0o700 });
-  return runsDir;
+/**
+ * Makes the state folder (0700) if it is missing, refuses it if another user could change it
+ * (`checkFolderTrust`), and takes its lock: throws `StateDirLockedError` while another daemon
+ * holds it. A lock that cannot be had here (no `flock`) is logged, and start-up goes on.
+ */
+async function lockStateFolder(config: Config, logger: Logger): Promise<StateLock> {
+  await mkdir(config.state_dir, { recursive: true, mode: 0o700 });
+  await checkFolderTrust(config.state_dir, STATE_FOLDER);
+  const lock = await takeStateLock(config.state_dir, { pid: process.pid, socket: config.socket });
+  const { path, held, reason } = lock.view;
+  if (!held) logger.warn({ code: 'STATE_LOCK_UNAVAILABLE', path, problem: reason }, 'the state folder is not locked: nothing keeps a second daemon off it (one daemon per state folder)');
+  if (lock.recordProblem !== null) logger.warn({ path, problem: lock.recordProblem }, "could not write this daemon's pid and socket into the lock file (the lock holds all the same)");
+  return lock;
 }
 
 /** The version in the package's `package.json` (`skilld --version`, `daemon/ping`). */

@@ -94,6 +94,35 @@ export class TestDaemon {
   }
 
   static async start(options: DaemonOptions = {}): Promise<TestDaemon> {
+    const { dir, socket, child } = await TestDaemon.#spawn(options);
+    const daemon = new TestDaemon(dir, socket, child);
+    await daemon.#waitReady();
+    return daemon;
+  }
+
+  /**
+   * A daemon that is to stop before it is ready (a refused start): its exit code and what it
+   * wrote. One that becomes ready instead is stopped, and says so in `ready`.
+   */
+  static async refused(options: DaemonOptions = {}): Promise<{ code: number | null; ready: boolean; stdout: string; stderr: string; socket: string }> {
+    const { socket, child } = await TestDaemon.#spawn(options);
+    let stdout = '';
+    let stderr = '';
+    let ready = false;
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (!ready && stdout.includes('"skilld ready"')) {
+        ready = true;
+        child.kill('SIGTERM');
+      }
+    });
+    // 'close', not 'exit': every byte it wrote has been read by then.
+    const [code] = (await once(child, 'close')) as [number | null];
+    return { code, ready, stdout, stderr, socket };
+  }
+
+  static async #spawn(options: DaemonOptions): Promise<{ dir: string; socket: string; child: ChildProcess }> {
     const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'skilld-test-')));
     const store = (options.store ?? TEST_STORE) === 'postgres' ? { store: await postgresUrl(dir) } : {};
     const config = {
@@ -112,9 +141,7 @@ export class TestDaemon {
     if (options.uid !== undefined) await chownTree(dir, options.uid);
     const [file = process.execPath, ...rest] = [...asUser, process.execPath, ...args];
     const child = stopAtExit(spawn(file, rest, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } }));
-    const daemon = new TestDaemon(dir, socket, child);
-    await daemon.#waitReady();
-    return daemon;
+    return { dir, socket, child };
   }
 
   async #waitReady(): Promise<void> {
