@@ -5,7 +5,7 @@ import { Bridge } from './bridge.js';
 import { Guard, securityHeaders } from './guard.js';
 import { loadAssets, PAGE_DIR, type PageAssets } from './assets.js';
 import { sendArtifact } from './download.js';
-import { refuse, sendJson } from './answers.js';
+import { refuse, sendJson, unavailable } from './answers.js';
 
 /** What `skillctl web` serves and where (docs/web.md). */
 export interface WebOptions {
@@ -111,8 +111,11 @@ export class WebServer {
     }
     if (typeof call !== 'object' || call === null || typeof call.method !== 'string') return refuse(res, 400, 'INVALID_REQUEST', 'the body is {"method": string, "params"?: object}');
     const answer = await this.#bridge.call(call.method, call.params);
-    const status = 'result' in answer ? 200 : answer.error.code === 'DAEMON_UNREACHABLE' ? 503 : answer.error.code === 'METHOD_NOT_ALLOWED' ? 403 : 200;
-    sendJson(res, status, answer);
+    if ('result' in answer) return sendJson(res, 200, answer);
+    const away = unavailable(answer.error);
+    if (away !== null) return sendJson(res, away.status, answer, away.headers);
+    // A daemon's error answer is 200: the call reached it.
+    sendJson(res, answer.error.code === 'METHOD_NOT_ALLOWED' ? 403 : 200, answer);
   }
 
   #events(req: IncomingMessage, res: ServerResponse, url: URL): void {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink } from 'node:fs/promises';
 import { request } from 'node:http';
 import { once } from 'node:events';
 import { join } from 'node:path';
@@ -133,4 +133,27 @@ export async function daemonConnections(socket: string): Promise<number> {
     const fields = line.trim().split(/\s+/);
     return fields[7] === socket && fields[5] === '03';
   }).length;
+}
+
+/**
+ * The Unix sockets process `pid` holds now, by inode (from /proc/<pid>/fd and /proc/net/unix):
+ * the same set before and after shows that none was closed or made again meanwhile.
+ */
+export async function unixSocketsOf(pid: number): Promise<string[]> {
+  const table = await readFile('/proc/net/unix', 'utf8');
+  // Num RefCount Protocol Flags Type St Inode [Path]
+  const unix = new Set(table.split('\n').slice(1).map((line) => line.trim().split(/\s+/)[6]));
+  const held: string[] = [];
+  for (const fd of await readdir(`/proc/${pid}/fd`)) {
+    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    if (inode !== undefined && unix.has(inode)) held.push(inode);
+  }
+  return held.sort();
+}
+
+/** Signs in with the page's token, as the printed address does: the session cookie, as `name=value`. */
+export async function signIn(web: WebPage): Promise<string> {
+  const answer = await exchange(web.port, `/?token=${web.token}`, { headers: { Host: `127.0.0.1:${web.port}` } });
+  return String(answer.headers['set-cookie']).split(';')[0] ?? '';
 }
