@@ -70,6 +70,7 @@ export class Bridge {
   readonly #everyJob = new Feed((send, signal) => this.#follow({}, send, signal));
   readonly #calls = new Limiter(MAX_CALLS_IN_FLIGHT);
   #client: Promise<RpcClient> | null = null;
+  #closed = false;
   #jobStreams = 0;
 
   constructor(socket: string) {
@@ -160,13 +161,17 @@ export class Bridge {
     }
   }
 
+  /** Closes the calls' connection for good: a call still on its way is answered `DAEMON_UNREACHABLE`, never sent over a new one. */
   close(): void {
+    this.#closed = true;
     void this.#client?.then((client) => client.close(), () => undefined);
     this.#client = null;
   }
 
   /** The shared connection, made when there is none; forgotten when it closes. */
   #connected(): Promise<RpcClient> {
+    // A connection made after close would hold the stopped page server's process open.
+    if (this.#closed) return Promise.reject(new DaemonUnreachableError('the page server is stopping'));
     if (this.#client !== null) return this.#client;
     const made = RpcClient.connect(this.#socket);
     const forget = (): void => {
@@ -182,6 +187,10 @@ export class Bridge {
     for (let said = false; !signal.aborted; said = true) {
       try {
         const client = await RpcClient.connect(this.#socket);
+        if (signal.aborted) {
+          client.close();
+          return null;
+        }
         send('daemon', { connected: true });
         return new ClientLink(client, this.#socket);
       } catch (error) {

@@ -5,6 +5,7 @@
 // side past its 16 MiB backlog, the daemon closes the connection and most calls answer 503
 // `DAEMON_UNREACHABLE`.
 import t from 'tap';
+import { once } from 'node:events';
 import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { exchange, signIn, startWeb, unixSocketsOf, type Exchange } from '../helpers/web.js';
 import { MAX_CALLS_IN_FLIGHT, MAX_CALLS_WAITING } from '../../clients/web/bridge.js';
@@ -89,4 +90,28 @@ t.test('with the daemon paused: the calls out and those waiting are held, every 
   t.same(tally(await Promise.all(calls)), { ok: held, busy: BURST - held });
   t.equal(kind(await list()), 'ok');
   t.same(await unixSocketsOf(pid), before, 'the same daemon connection throughout');
+});
+
+t.test('stopped while calls are out and waiting, the page server exits: no call opens a connection after its stop', async (t) => {
+  const other = await startWeb(daemon.socket);
+  t.teardown(() => other.stop());
+  const otherCookie = await signIn(other);
+  const call = (): Promise<Exchange | null> =>
+    exchange(other.port, '/rpc', {
+      method: 'POST',
+      headers: { Host: `127.0.0.1:${other.port}`, Cookie: otherCookie, Origin: other.origin, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ method: 'jobs/list', params: { limit: 1000 } }),
+    }).catch(() => null); // cut when the page server stops
+  t.match(await call(), { status: 200 });
+  process.kill(daemon.child.pid as number, 'SIGSTOP');
+  paused = true;
+  const held = Array.from({ length: MAX_CALLS_IN_FLIGHT + MAX_CALLS_WAITING }, call);
+  // One more is refused: every call before it is out or waiting.
+  t.equal(kind((await call()) as Exchange), 'busy');
+  const exited = once(other.child, 'exit');
+  other.child.kill('SIGTERM');
+  process.kill(daemon.child.pid as number, 'SIGCONT');
+  paused = false;
+  t.same(await exited, [0, null], 'it exits, with 0');
+  t.same(await Promise.all(held), held.map(() => null), 'the calls it held were cut as it stopped');
 });
