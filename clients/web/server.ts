@@ -6,6 +6,7 @@ import { Guard, securityHeaders } from './guard.js';
 import { loadAssets, PAGE_DIR, type PageAssets } from './assets.js';
 import { sendArtifact } from './download.js';
 import { refuse, sendJson, unavailable } from './answers.js';
+import { signIn } from './sign-in.js';
 
 /** What `skillctl web` serves and where (docs/web.md). */
 export interface WebOptions {
@@ -78,8 +79,7 @@ export class WebServer {
     if (req.method === 'GET' && url.pathname === '/' && url.searchParams.has('token')) {
       if (!guard.tokenMatches(url.searchParams.get('token'))) return refuse(res, 401, 'UNAUTHORIZED', 'wrong token: open the address skillctl web printed');
       // The token leaves the address bar (and its history) at once; the cookie holds it from here.
-      res.writeHead(303, { 'Set-Cookie': guard.sessionCookie(), Location: '/' }).end();
-      return;
+      return signIn(req, res, guard.sessionCookie());
     }
     if (!guard.signedIn(req)) return refuse(res, 401, 'UNAUTHORIZED', 'open the address skillctl web printed (with its token) first');
     const route = `${req.method ?? ''} ${url.pathname}`;
