@@ -32,9 +32,9 @@ export interface WebPage {
   stop(): Promise<void>;
 }
 
-/** Starts the built `skillctl web --json` on `socket` and waits for the address it prints. */
-export async function startWeb(socket: string, args: string[] = []): Promise<WebPage> {
-  const child = stopAtExit(spawn(process.execPath, [SKILLCTL_BIN, 'web', '--socket', socket, '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] }));
+/** Starts the built `skillctl web --json` on `socket` (in `env`) and waits for the address it prints. */
+export async function startWeb(socket: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<WebPage> {
+  const child = stopAtExit(spawn(process.execPath, [SKILLCTL_BIN, 'web', '--socket', socket, '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env }));
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const exited = once(child, 'exit').then(([code]) => {
     throw new Error(`skillctl web exited with ${String(code)} before it printed its address`);
