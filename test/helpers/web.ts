@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, readlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Test } from 'tap';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { takeEvents } from '../../bench/lib/sse.js';
 import { stopAtExit } from './at-exit.js';
@@ -60,6 +61,35 @@ export async function startWeb(socket: string, args: string[] = [], env: NodeJS.
 /** The browser, started once per test file (about a second). */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM });
+}
+
+/**
+ * Keeps what each page a browser test follows says on its console (messages, errors, failed
+ * requests); after each test that failed, every such page still open leaves its screenshot and
+ * its console in SCREENSHOTS/failed, since a wait that ends in a timeout says only what it waited
+ * for. Returns the function that follows a page.
+ */
+export function keepFailedPages(t: Test): (page: Page) => void {
+  const pages: { page: Page; said: string[] }[] = [];
+  t.afterEach(async (t) => {
+    const open = pages.splice(0).filter(({ page }) => !page.isClosed());
+    if (t.passing()) return;
+    const name = t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60);
+    await mkdir(join(SCREENSHOTS, 'failed'), { recursive: true });
+    for (const [i, { page, said }] of open.entries()) {
+      const file = join(SCREENSHOTS, 'failed', `${name}-${i}`);
+      await page.screenshot({ path: `${file}.png`, fullPage: true }).catch(() => undefined);
+      await writeFile(`${file}.log`, [`at ${page.url()}`, ...said].join('\n') + '\n');
+      t.comment(`the page at the failure: ${file}.png, its console: ${file}.log\n${said.slice(-20).join('\n')}`);
+    }
+  });
+  return (page) => {
+    const said: string[] = [];
+    page.on('console', (message) => said.push(`${message.type()}: ${message.text()}`));
+    page.on('pageerror', (error) => said.push(`error: ${error.stack ?? error.message}`));
+    page.on('requestfailed', (request) => said.push(`failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`));
+    pages.push({ page, said });
+  };
 }
 
 /** A screenshot of the whole page, as `<name>-<screen>.png` in SCREENSHOTS. */
