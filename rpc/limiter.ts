@@ -17,6 +17,11 @@ export class Limiter {
     return this.#running;
   }
 
+  /** Tasks waiting for a place. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.#running >= this.#max) {
       await new Promise<void>((resolve) => {

@@ -33,6 +33,13 @@ const VENDOR: Record<string, string> = {
   'htm/preact': 'htm-preact.mjs',
 };
 
+/**
+ * Modules of skillctl's own that the page imports (as `../../<name>` from `page/`, which a browser
+ * resolves to `/<name>`: a path cannot climb above the root): pure functions the two clients share,
+ * so that both show a text the same way. Read from the compiled clients' folder, two above `page/`.
+ */
+const SHARED = ['terminal-text.js'];
+
 /** The folder of the page's compiled scripts and styles, beside this module. */
 export const PAGE_DIR = join(import.meta.dirname, 'page');
 
@@ -43,6 +50,7 @@ export async function loadAssets(pageDir = PAGE_DIR): Promise<PageAssets> {
     const type = TYPES[extname(name)];
     if (type !== undefined) files.set(`/page/${name}`, { type, body: await readFile(join(pageDir, name)) });
   }
+  for (const name of SHARED) files.set(`/${name}`, { type: TYPES['.js'] as string, body: await readFile(join(pageDir, '..', '..', name)) });
   const imports: Record<string, string> = {};
   for (const [specifier, name] of Object.entries(VENDOR)) {
     files.set(`/vendor/${name}`, { type: TYPES['.mjs'] as string, body: await readFile(fileURLToPath(import.meta.resolve(specifier))) });

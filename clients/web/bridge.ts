@@ -1,5 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { DaemonUnreachableError, RpcCallError, RpcClient } from '../../rpc/client.js';
+import { MAX_REQUESTS_IN_FLIGHT } from '../../rpc/connection.js';
+import { Limiter } from '../../rpc/limiter.js';
 import { lastingJobEvents, type SubscribeParams } from '../events.js';
 import { ClientLink, RECONNECT_EVERY_MS } from '../link.js';
 import type { JobEvent } from '../wire.js';
@@ -42,6 +44,23 @@ export type SendEvent = (name: string, data: unknown, id?: number) => void;
 export const MAX_JOB_STREAMS = 16;
 
 /**
+ * The calls the page server has out to the daemon at once over their one shared connection: as
+ * many as the daemon runs of one connection at once (`MAX_REQUESTS_IN_FLIGHT`, 16). More would be
+ * no faster (the daemon stops reading the connection past them) and would let answers pile up
+ * unread on the daemon's side while the page server is busy, and past 16 MiB unsent
+ * (`MAX_CONNECTION_BACKLOG_BYTES`) the daemon closes the connection, failing every call on it.
+ * Each answer is read before the next call goes out, so at most 16 of them ever wait.
+ */
+export const MAX_CALLS_IN_FLIGHT = MAX_REQUESTS_IN_FLIGHT;
+
+/**
+ * The calls that wait for their turn beyond those in flight; one more is answered `BUSY` at once.
+ * A view makes a few calls as it opens, so this lets about twenty tabs read their state again at
+ * once (as they do when the daemon is back) while a burst beyond that is refused, not held.
+ */
+export const MAX_CALLS_WAITING = 64;
+
+/**
  * The page's way to the daemon: calls share one connection, made again when the daemon restarts;
  * every open list shares one stream of every job's changes, and each job view has a stream of its
  * own (it starts from the job's first event); streams follow the daemon through restarts.
@@ -49,21 +68,41 @@ export const MAX_JOB_STREAMS = 16;
 export class Bridge {
   readonly #socket: string;
   readonly #everyJob = new Feed((send, signal) => this.#follow({}, send, signal));
+  readonly #calls = new Limiter(MAX_CALLS_IN_FLIGHT);
   #client: Promise<RpcClient> | null = null;
+  #closed = false;
   #jobStreams = 0;
 
   constructor(socket: string) {
     this.#socket = socket;
   }
 
-  /** One call of the page, if it is one the page may make; the daemon being away is `DAEMON_UNREACHABLE`. */
+  /**
+   * One call of the page, if it is one the page may make: `BUSY` when MAX_CALLS_IN_FLIGHT calls
+   * are out and MAX_CALLS_WAITING wait (it never reached the daemon: sending it again is safe);
+   * the daemon being away is `DAEMON_UNREACHABLE`.
+   */
   async call(method: string, params: unknown): Promise<CallAnswer> {
     if (!PAGE_METHODS.has(method)) return { error: { code: 'METHOD_NOT_ALLOWED', message: `the page does not call ${method}` } };
     return this.request(method, params);
   }
 
-  /** One call of the server's own (any method), answered as `call` answers. */
-  async request(method: string, params: unknown): Promise<CallAnswer> {
+  /**
+   * One call of the server's own (any method), answered as `call` answers. `turn: 'always'` waits
+   * for its turn however many wait, for work already under way (a download's next chunk, once its
+   * headers are sent); it is never `BUSY`.
+   */
+  request(method: string, params: unknown, turn: 'bounded' | 'always' = 'bounded'): Promise<CallAnswer> {
+    // Counted and queued in this same turn of the event loop: no other call can slip in between.
+    if (turn === 'bounded' && this.#calls.running >= MAX_CALLS_IN_FLIGHT && this.#calls.waiting >= MAX_CALLS_WAITING) {
+      const message = `the page server has ${MAX_CALLS_IN_FLIGHT} calls out to the daemon and ${MAX_CALLS_WAITING} waiting; try again shortly`;
+      return Promise.resolve({ error: { code: 'BUSY', message } });
+    }
+    return this.#calls.run(() => this.#send(method, params));
+  }
+
+  /** One call over the shared connection, made again once if the daemon closed it (a restart). */
+  async #send(method: string, params: unknown): Promise<CallAnswer> {
     for (let attempt = 0; ; attempt += 1) {
       try {
         const client = await this.#connected();
@@ -122,13 +161,17 @@ export class Bridge {
     }
   }
 
+  /** Closes the calls' connection for good: a call still on its way is answered `DAEMON_UNREACHABLE`, never sent over a new one. */
   close(): void {
+    this.#closed = true;
     void this.#client?.then((client) => client.close(), () => undefined);
     this.#client = null;
   }
 
   /** The shared connection, made when there is none; forgotten when it closes. */
   #connected(): Promise<RpcClient> {
+    // A connection made after close would hold the stopped page server's process open.
+    if (this.#closed) return Promise.reject(new DaemonUnreachableError('the page server is stopping'));
     if (this.#client !== null) return this.#client;
     const made = RpcClient.connect(this.#socket);
     const forget = (): void => {
@@ -144,6 +187,10 @@ export class Bridge {
     for (let said = false; !signal.aborted; said = true) {
       try {
         const client = await RpcClient.connect(this.#socket);
+        if (signal.aborted) {
+          client.close();
+          return null;
+        }
         send('daemon', { connected: true });
         return new ClientLink(client, this.#socket);
       } catch (error) {

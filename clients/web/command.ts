@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { flagOpt, intOpt, listOpt, stringOpt, UsageError } from '../args.js';
 import type { Command } from '../command.js';
 import { jsonLine } from '../format.js';
 import { socketPath } from '../socket-path.js';
+import { openInBrowser } from './open-file.js';
 import { WebServer } from './server.js';
 
 /**
@@ -19,7 +19,7 @@ export const webCommand: Command = {
     port: { type: 'string', value: 'N', description: 'the port to listen on; default: a free one', default: '0' },
     listen: { type: 'string', value: 'ADDR', description: 'the address to listen on; anything but a loopback address lets other machines reach the page (docs/web.md)', default: '127.0.0.1' },
     'allow-host': { type: 'string', multiple: true, value: 'NAME', description: "another name the page answers to (the browser's Host), with --listen on another interface" },
-    open: { type: 'boolean', description: 'open the address in a browser (xdg-open)' },
+    open: { type: 'boolean', description: 'open the address in a browser (xdg-open), by way of a file only you can read: the token is on no command line' },
   },
   positionals: [0, 0],
   offline: true,
@@ -35,10 +35,13 @@ export const webCommand: Command = {
     const listen = stringOpt(inv.values, 'listen') ?? '127.0.0.1';
     const socket = socketPath(stringOpt(inv.values, 'socket'));
     const web = await WebServer.start({ socket, listen, port, allowHosts: listOpt(inv.values, 'allow-host') });
+    // Heard from here on: a stop while the browser is being opened still removes the open file.
+    const stopped = Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
     if (ctx.json) ctx.print(jsonLine({ url: web.url, port: web.port, listen, socket }));
     else ctx.print(`skillctl web: the page of the daemon at ${socket}:\n  ${web.url}\n(the address holds the page's token; Ctrl-C stops the page)`);
-    if (flagOpt(inv.values, 'open')) spawn('xdg-open', [web.url], { stdio: 'ignore', detached: true }).on('error', (error) => ctx.warn(`skillctl: cannot open a browser: ${error.message}`)).unref();
-    await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
+    const removeOpenFile = flagOpt(inv.values, 'open') ? await openInBrowser(web.url, (text) => ctx.warn(text)) : null;
+    await stopped;
+    await removeOpenFile?.();
     await web.close();
     return 0;
   },

@@ -2,21 +2,24 @@ import type { ServerResponse } from 'node:http';
 import { posix } from 'node:path';
 import type { ArtifactChunk } from '../wire.js';
 import type { Bridge } from './bridge.js';
-import { sendJson } from './answers.js';
+import { sendJson, unavailable } from './answers.js';
 
 /**
  * `GET /artifact?job_id=…&path=…`: a file of a job's artifacts folder as a download, read through
  * the daemon chunk by chunk (jobs/artifact), so the page needs no access to the daemon's folders.
- * A refusal (`ARTIFACT_NOT_FOUND`, `JOB_NOT_FOUND`) is the daemon's error as JSON, with 404.
+ * A refusal (`ARTIFACT_NOT_FOUND`, `JOB_NOT_FOUND`) is the daemon's error as JSON, with 404;
+ * `BUSY` and `DAEMON_UNREACHABLE` are 503, as for a call.
  */
 export async function sendArtifact(bridge: Bridge, res: ServerResponse, jobId: string, path: string): Promise<void> {
   let offset = 0;
   let size = 0;
   let sent = 0;
   for (let first = true; ; first = false) {
-    const answer = await bridge.request('jobs/artifact', { job_id: jobId, path, offset });
+    // Only the first chunk may be refused BUSY: once the download began, its next chunks wait their turn.
+    const answer = await bridge.request('jobs/artifact', { job_id: jobId, path, offset }, first ? 'bounded' : 'always');
     if ('error' in answer) {
-      if (first) sendJson(res, answer.error.code === 'DAEMON_UNREACHABLE' ? 503 : 404, answer);
+      const away = unavailable(answer.error);
+      if (first) sendJson(res, away?.status ?? 404, answer, away?.headers);
       else res.destroy(new Error(answer.error.message)); // a download cut short is not a whole file
       return;
     }

@@ -5,7 +5,8 @@ import { Bridge } from './bridge.js';
 import { Guard, securityHeaders } from './guard.js';
 import { loadAssets, PAGE_DIR, type PageAssets } from './assets.js';
 import { sendArtifact } from './download.js';
-import { refuse, sendJson } from './answers.js';
+import { refuse, sendJson, unavailable } from './answers.js';
+import { signIn } from './sign-in.js';
 
 /** What `skillctl web` serves and where (docs/web.md). */
 export interface WebOptions {
@@ -78,8 +79,7 @@ export class WebServer {
     if (req.method === 'GET' && url.pathname === '/' && url.searchParams.has('token')) {
       if (!guard.tokenMatches(url.searchParams.get('token'))) return refuse(res, 401, 'UNAUTHORIZED', 'wrong token: open the address skillctl web printed');
       // The token leaves the address bar (and its history) at once; the cookie holds it from here.
-      res.writeHead(303, { 'Set-Cookie': guard.sessionCookie(), Location: '/' }).end();
-      return;
+      return signIn(req, res, guard.sessionCookie());
     }
     if (!guard.signedIn(req)) return refuse(res, 401, 'UNAUTHORIZED', 'open the address skillctl web printed (with its token) first');
     const route = `${req.method ?? ''} ${url.pathname}`;
@@ -111,8 +111,11 @@ export class WebServer {
     }
     if (typeof call !== 'object' || call === null || typeof call.method !== 'string') return refuse(res, 400, 'INVALID_REQUEST', 'the body is {"method": string, "params"?: object}');
     const answer = await this.#bridge.call(call.method, call.params);
-    const status = 'result' in answer ? 200 : answer.error.code === 'DAEMON_UNREACHABLE' ? 503 : answer.error.code === 'METHOD_NOT_ALLOWED' ? 403 : 200;
-    sendJson(res, status, answer);
+    if ('result' in answer) return sendJson(res, 200, answer);
+    const away = unavailable(answer.error);
+    if (away !== null) return sendJson(res, away.status, answer, away.headers);
+    // A daemon's error answer is 200: the call reached it.
+    sendJson(res, answer.error.code === 'METHOD_NOT_ALLOWED' ? 403 : 200, answer);
   }
 
   #events(req: IncomingMessage, res: ServerResponse, url: URL): void {

@@ -66,6 +66,21 @@ t.test('the token: 401 without it, a wrong Host and cross-site calls refused, th
   t.equal((await exchange(web.port, '/events', { headers: { Host: own.Host } })).status, 401, 'events need the cookie too');
 });
 
+t.test('a sign-in another page began (Sec-Fetch-Site: cross-site) is sent on to / by a page of its own, which the Strict cookie reaches', async (t) => {
+  const at = { Host: `127.0.0.1:${web.port}` };
+  const typed = await exchange(web.port, `/?token=${web.token}`, { headers: { ...at, 'Sec-Fetch-Site': 'none' } });
+  t.equal(typed.status, 303, 'the address typed: a redirect');
+  const led = await exchange(web.port, `/?token=${web.token}`, { headers: { ...at, 'Sec-Fetch-Site': 'cross-site' } });
+  t.equal(led.status, 200);
+  t.match(String(led.headers['set-cookie']), new RegExp(`^skilld_web_${web.port}=${web.token}; HttpOnly; SameSite=Strict`));
+  t.match(led.body, '<meta http-equiv="refresh" content="0;url=/">');
+  t.notMatch(led.body, web.token, 'the page does not hold the token');
+  t.match(led.headers['content-security-policy'], /default-src 'none'/);
+  const wrong = await exchange(web.port, '/?token=wrong', { headers: { ...at, 'Sec-Fetch-Site': 'cross-site' } });
+  t.equal(wrong.status, 401, 'a wrong token is refused, wherever the visit began');
+  t.equal(wrong.headers['set-cookie'], undefined);
+});
+
 t.test('--listen on another address answers to it and to the names allowed, not to localhost; a bad port is a usage error', async (t) => {
   const other = await startWeb(daemon.socket, ['--listen', '127.0.0.2', '--allow-host', 'skilld.internal']);
   t.teardown(() => other.stop());

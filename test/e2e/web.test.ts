@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { FIXTURES, TEST_SKILLS, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { runSkillctl } from '../helpers/skillctl.js';
-import { daemonConnections, exchange, launchBrowser, NO_BROWSER, SCREENS, SCREENSHOTS, screenshot, startWeb } from '../helpers/web.js';
+import { daemonConnections, exchange, keepFailedPages, launchBrowser, NO_BROWSER, SCREENS, screenshot, startWeb } from '../helpers/web.js';
 
 /** What test/helpers/page-audit.js finds in a view: unnamed controls, text of low contrast. */
 const audit = await readFile(join(import.meta.dirname, '..', 'helpers', 'page-audit.js'), 'utf8');
@@ -38,21 +38,7 @@ async function suite(): Promise<void> {
     await rm(skills, { recursive: true, force: true });
   });
 
-  // What each open page said on its console, and its look, kept when a test fails: a wait that ends
-  // in a timeout says only what it waited for.
-  const pages: { page: Page; said: string[] }[] = [];
-  t.afterEach(async (t) => {
-    const open = pages.splice(0).filter(({ page }) => !page.isClosed());
-    if (t.passing()) return;
-    const name = t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60);
-    await mkdir(join(SCREENSHOTS, 'failed'), { recursive: true });
-    for (const [i, { page, said }] of open.entries()) {
-      const file = join(SCREENSHOTS, 'failed', `${name}-${i}`);
-      await page.screenshot({ path: `${file}.png`, fullPage: true }).catch(() => undefined);
-      await writeFile(`${file}.log`, [`at ${page.url()}`, ...said].join('\n') + '\n');
-      t.comment(`the page at the failure: ${file}.png, its console: ${file}.log\n${said.slice(-20).join('\n')}`);
-    }
-  });
+  const follow = keepFailedPages(t);
 
   const create = (input: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<JobView> =>
     client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine: 'codex', input, ...extra });
@@ -341,11 +327,7 @@ async function suite(): Promise<void> {
   async function opened(place = '/', screen: keyof typeof SCREENS = 'desktop', deaf = false): Promise<Page> {
     const context = await browser.newContext({ viewport: SCREENS[screen], acceptDownloads: true });
     const page = await context.newPage();
-    const said: string[] = [];
-    page.on('console', (message) => said.push(`${message.type()}: ${message.text()}`));
-    page.on('pageerror', (error) => said.push(`error: ${error.stack ?? error.message}`));
-    page.on('requestfailed', (request) => said.push(`failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`));
-    pages.push({ page, said });
+    follow(page);
     page.setDefaultTimeout(120_000);
     if (deaf) await page.route('**/events**', (route) => route.abort());
     await page.goto(web.url);

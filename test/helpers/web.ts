@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Test } from 'tap';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { takeEvents } from '../../bench/lib/sse.js';
 import { stopAtExit } from './at-exit.js';
@@ -32,9 +33,9 @@ export interface WebPage {
   stop(): Promise<void>;
 }
 
-/** Starts the built `skillctl web --json` on `socket` and waits for the address it prints. */
-export async function startWeb(socket: string, args: string[] = []): Promise<WebPage> {
-  const child = stopAtExit(spawn(process.execPath, [SKILLCTL_BIN, 'web', '--socket', socket, '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] }));
+/** Starts the built `skillctl web --json` on `socket` (in `env`) and waits for the address it prints. */
+export async function startWeb(socket: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<WebPage> {
+  const child = stopAtExit(spawn(process.execPath, [SKILLCTL_BIN, 'web', '--socket', socket, '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env }));
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const exited = once(child, 'exit').then(([code]) => {
     throw new Error(`skillctl web exited with ${String(code)} before it printed its address`);
@@ -60,6 +61,35 @@ export async function startWeb(socket: string, args: string[] = []): Promise<Web
 /** The browser, started once per test file (about a second). */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM });
+}
+
+/**
+ * Keeps what each page a browser test follows says on its console (messages, errors, failed
+ * requests); after each test that failed, every such page still open leaves its screenshot and
+ * its console in SCREENSHOTS/failed, since a wait that ends in a timeout says only what it waited
+ * for. Returns the function that follows a page.
+ */
+export function keepFailedPages(t: Test): (page: Page) => void {
+  const pages: { page: Page; said: string[] }[] = [];
+  t.afterEach(async (t) => {
+    const open = pages.splice(0).filter(({ page }) => !page.isClosed());
+    if (t.passing()) return;
+    const name = t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60);
+    await mkdir(join(SCREENSHOTS, 'failed'), { recursive: true });
+    for (const [i, { page, said }] of open.entries()) {
+      const file = join(SCREENSHOTS, 'failed', `${name}-${i}`);
+      await page.screenshot({ path: `${file}.png`, fullPage: true }).catch(() => undefined);
+      await writeFile(`${file}.log`, [`at ${page.url()}`, ...said].join('\n') + '\n');
+      t.comment(`the page at the failure: ${file}.png, its console: ${file}.log\n${said.slice(-20).join('\n')}`);
+    }
+  });
+  return (page) => {
+    const said: string[] = [];
+    page.on('console', (message) => said.push(`${message.type()}: ${message.text()}`));
+    page.on('pageerror', (error) => said.push(`error: ${error.stack ?? error.message}`));
+    page.on('requestfailed', (request) => said.push(`failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`));
+    pages.push({ page, said });
+  };
 }
 
 /** A screenshot of the whole page, as `<name>-<screen>.png` in SCREENSHOTS. */
@@ -133,4 +163,27 @@ export async function daemonConnections(socket: string): Promise<number> {
     const fields = line.trim().split(/\s+/);
     return fields[7] === socket && fields[5] === '03';
   }).length;
+}
+
+/**
+ * The Unix sockets process `pid` holds now, by inode (from /proc/<pid>/fd and /proc/net/unix):
+ * the same set before and after shows that none was closed or made again meanwhile.
+ */
+export async function unixSocketsOf(pid: number): Promise<string[]> {
+  const table = await readFile('/proc/net/unix', 'utf8');
+  // Num RefCount Protocol Flags Type St Inode [Path]
+  const unix = new Set(table.split('\n').slice(1).map((line) => line.trim().split(/\s+/)[6]));
+  const held: string[] = [];
+  for (const fd of await readdir(`/proc/${pid}/fd`)) {
+    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    if (inode !== undefined && unix.has(inode)) held.push(inode);
+  }
+  return held.sort();
+}
+
+/** Signs in with the page's token, as the printed address does: the session cookie, as `name=value`. */
+export async function signIn(web: WebPage): Promise<string> {
+  const answer = await exchange(web.port, `/?token=${web.token}`, { headers: { Host: `127.0.0.1:${web.port}` } });
+  return String(answer.headers['set-cookie']).split(';')[0] ?? '';
 }

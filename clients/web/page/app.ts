@@ -11,6 +11,8 @@ function useRoute(): string {
   useEffect(() => {
     const onChange = (): void => setHash(location.hash);
     addEventListener('hashchange', onChange);
+    // The effect runs after the first render: a change in between fired no event this listener heard.
+    onChange();
     return () => removeEventListener('hashchange', onChange);
   }, []);
   return hash.replace(/^#/, '') || '/';

@@ -4,7 +4,8 @@ import { call, CallError, TERMINAL, useEvents, type Interaction, type Job, type 
 import { ConfirmButton, ErrorLine } from './parts.js';
 import { QuestionForm } from './question.js';
 import { JobOutcome } from './outcome.js';
-import { shown, statusText, timeText, valueText } from './text.js';
+import { statusText, timeText, valueText } from './text.js';
+import { terminalText } from '../../terminal-text.js';
 
 /** The events that make the conversation: the agent's messages, the questions, the turns and the end. */
 const CONVERSATION = new Set(['status_changed', 'message', 'input_required', 'warning', 'finished']);
@@ -117,13 +118,13 @@ function Conversation({ events, rounds }: { events: JobEvent[]; rounds: Map<numb
           turn += 1;
           return html`<li key=${event.seq} class="turn">Turn ${turn} started <time datetime=${event.ts}>${timeText(event.ts)}</time></li>`;
         case 'message':
-          return html`<li key=${event.seq} class="message agent"><span class="who">Agent</span><pre>${shown(String(data['text'] ?? '').trimEnd())}</pre></li>`;
+          return html`<li key=${event.seq} class="message agent"><span class="who">Agent</span><pre>${terminalText(String(data['text'] ?? '').trimEnd())}</pre></li>`;
         case 'input_required': {
           const asked = data['pending'] as Pending;
           const round = rounds.get(asked.interaction_id);
-          return html`<li key=${event.seq} class="message question"><span class="who">Question (${asked.kind})</span><pre>${shown(asked.prompt)}</pre>
+          return html`<li key=${event.seq} class="message question"><span class="who">Question (${terminalText(asked.kind)})</span><pre>${terminalText(asked.prompt)}</pre>
             ${round !== undefined && round.replied_at !== null &&
-            html`<div class="reply"><span class="who">${round.resolution_mode === 'user_reply' ? 'Reply' : `Reply (${round.resolution_mode ?? ''})`}</span><pre>${shown(valueText(round.response))}</pre></div>`}
+            html`<div class="reply"><span class="who">${round.resolution_mode === 'user_reply' ? 'Reply' : `Reply (${round.resolution_mode ?? ''})`}</span><pre>${terminalText(valueText(round.response))}</pre></div>`}
           </li>`;
         }
         case 'warning':
@@ -164,6 +165,6 @@ function LogTail({ jobId, attempt }: { jobId: string; attempt: number }) {
     <summary>Log of turn ${attempt} (the agent’s words)</summary>
     <button type="button" onClick=${() => void load()}>Read again</button>
     ${error !== null && html`<${ErrorLine} error=${error} />`}
-    ${text !== null && html`<pre class="log">${text === '' ? '(empty)' : shown(text)}</pre>`}
+    ${text !== null && html`<pre class="log">${text === '' ? '(empty)' : terminalText(text)}</pre>`}
   </details>`;
 }

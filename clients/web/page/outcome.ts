@@ -2,7 +2,8 @@ import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { call, CallError, type Result } from './api.js';
 import { ErrorLine } from './parts.js';
-import { shown, valueText } from './text.js';
+import { valueText } from './text.js';
+import { terminalText } from '../../terminal-text.js';
 
 /** The name of an artifact within the folder, from the path jobs/result lists. */
 function artifactName(path: string): string {
@@ -21,7 +22,7 @@ export function JobOutcome({ jobId }: { jobId: string }) {
   if (result === null) return null;
   return html`<section aria-labelledby="result-title">
     <h2 id="result-title">Result</h2>
-    ${result.output !== null && html`<pre class="output">${shown(valueText(result.output))}</pre>`}
+    ${result.output !== null && html`<pre class="output">${terminalText(valueText(result.output))}</pre>`}
     ${result.warnings.length > 0 && html`<p>Warnings: ${result.warnings.map((code) => html`<code class="code">${code}</code> `)}</p>`}
     <h3>Artifacts</h3>
     ${result.artifacts.length === 0
@@ -29,9 +30,9 @@ export function JobOutcome({ jobId }: { jobId: string }) {
       : html`<ul class="artifacts">
           ${result.artifacts.map((path) => {
             const name = artifactName(path);
-            return html`<li><a href=${`/artifact?job_id=${encodeURIComponent(jobId)}&path=${encodeURIComponent(name)}`} download=${name.split('/').pop()}>${shown(name)}</a></li>`;
+            return html`<li><a href=${`/artifact?job_id=${encodeURIComponent(jobId)}&path=${encodeURIComponent(name)}`} download=${name.split('/').pop()}>${terminalText(name)}</a></li>`;
           })}
         </ul>`}
-    ${(result.left_out ?? []).length > 0 && html`<p class="quiet">Left out (links leading outside the folder): ${(result.left_out ?? []).map(shown).join(', ')}</p>`}
+    ${(result.left_out ?? []).length > 0 && html`<p class="quiet">Left out (links leading outside the folder): ${(result.left_out ?? []).map(terminalText).join(', ')}</p>`}
   </section>`;
 }

@@ -2,7 +2,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CallError } from './api.js';
-import { shown } from './text.js';
+import { terminalText } from '../../terminal-text.js';
 
 /** The time now, moving on every `everyMs` (ages in lists). */
 export function useNow(everyMs = 15_000): number {
@@ -17,7 +17,7 @@ export function useNow(everyMs = 15_000): number {
 /** An error as the daemon said it: its stable code, then its message, read out when it appears. */
 export function ErrorLine({ error }: { error: { code: string; message: string; path?: string } | CallError }) {
   const path = 'path' in error && typeof error.path === 'string' ? error.path : null;
-  return html`<p class="error" role="alert"><code class="code">${error.code}</code> ${shown(error.message)}${path === null ? '' : html` <span class="path">(${path})</span>`}</p>`;
+  return html`<p class="error" role="alert"><code class="code">${error.code}</code> ${terminalText(error.message)}${path === null ? '' : html` <span class="path">(${terminalText(path)})</span>`}</p>`;
 }
 
 /**

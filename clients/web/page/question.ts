@@ -2,7 +2,8 @@ import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { call, CallError, type Pending } from './api.js';
 import { ErrorLine } from './parts.js';
-import { shown, valueText } from './text.js';
+import { valueText } from './text.js';
+import { terminalText } from '../../terminal-text.js';
 
 /**
  * The form a question's kind calls for, as skillctl and MCP map them: an approval is allow/deny
@@ -29,7 +30,7 @@ export function QuestionForm({ jobId, pending, answered }: { jobId: string; pend
   };
   return html`<section class="question" aria-labelledby="question-title">
     <h2 id="question-title">${pending.kind === 'approval' ? 'The agent asks for approval' : 'The agent asks'}</h2>
-    <pre class="prompt">${shown(pending.prompt)}</pre>
+    <pre class="prompt">${terminalText(pending.prompt)}</pre>
     ${pending.kind === 'approval' ? html`<${Approval} pending=${pending} reply=${reply} sending=${sending} />` : html`<${Answer} pending=${pending} reply=${reply} sending=${sending} />`}
     ${error !== null && html`<${ErrorLine} error=${error} />`}
   </section>`;
@@ -46,8 +47,8 @@ function Approval({ pending, reply, sending }: FormProps) {
   const hint = pending.ui_hints?.approval;
   const request = pending.context?.request;
   return html`
-    ${hint !== undefined && html`<p class="approval-summary"><span class="badge">${hint.kind.replace('_', ' ')}</span> <code>${shown(hint.summary)}</code></p>`}
-    ${request !== undefined && html`<details open><summary>The request in full</summary><pre class="request">${shown(valueText(request))}</pre></details>`}
+    ${hint !== undefined && html`<p class="approval-summary"><span class="badge">${terminalText(hint.kind.replace('_', ' '))}</span> <code>${terminalText(hint.summary)}</code></p>`}
+    ${request !== undefined && html`<details open><summary>The request in full</summary><pre class="request">${terminalText(valueText(request))}</pre></details>`}
     <div class="actions">
       <button type="button" class="primary" disabled=${sending} onClick=${() => void reply('allow')}>Allow</button>
       <button type="button" class="danger" disabled=${sending} onClick=${() => void reply('deny')}>Deny</button>
@@ -80,7 +81,7 @@ function Answer({ pending, reply, sending }: FormProps) {
       ${options.map(
         (option, index) => html`<label class="option">
           <input type="radio" name="option" value=${index} checked=${picked === index} required=${!free} onChange=${() => setPicked(index)} />
-          ${shown(option.label)}
+          ${terminalText(option.label)}
         </label>`,
       )}
     </fieldset>`}

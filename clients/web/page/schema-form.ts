@@ -2,6 +2,7 @@
 // of the kind its type calls for. The daemon checks the values against the schema (INPUT_INVALID,
 // with the path of each field at fault), so the form checks only what the browser does anyway.
 import { html } from 'htm/preact';
+import { terminalText } from '../../terminal-text.js';
 
 /** The part of a JSON Schema the form reads. */
 export interface Schema {
@@ -101,17 +102,17 @@ export function SchemaFields(props: { schema: Schema; prefix: string; values: Fo
     else if (kind === 'choice')
       field = html`<select ...${common} required=${required.has(name)} value=${value} onChange=${set}>
         <option value="">${required.has(name) ? 'choose…' : '(none)'}</option>
-        ${(property.enum ?? []).map((option, index) => html`<option value=${String(index)}>${typeof option === 'string' ? option : JSON.stringify(option)}</option>`)}
+        ${(property.enum ?? []).map((option, index) => html`<option value=${String(index)}>${terminalText(typeof option === 'string' ? option : JSON.stringify(option))}</option>`)}
       </select>`;
     else if (kind === 'number' || kind === 'integer')
       field = html`<input ...${common} type="number" step=${kind === 'integer' ? '1' : 'any'} min=${property.minimum} max=${property.maximum} required=${required.has(name)} value=${value} onInput=${set} />`;
     else if (kind === 'line') field = html`<input ...${common} type="text" maxlength=${property.maxLength} required=${required.has(name)} value=${value} onInput=${set} />`;
     else field = html`<textarea ...${common} rows=${kind === 'json' ? 2 : 4} required=${required.has(name)} value=${value} onInput=${set}></textarea>`;
     return html`<div class="field" key=${id}>
-      <label for=${id}>${property.title ?? name}${required.has(name) ? html` <span class="required">(required)</span>` : ''}${kind === 'json' ? html` <span class="quiet">(JSON, or text)</span>` : ''}</label>
+      <label for=${id}>${terminalText(property.title ?? name)}${required.has(name) ? html` <span class="required">(required)</span>` : ''}${kind === 'json' ? html` <span class="quiet">(JSON, or text)</span>` : ''}</label>
       ${field}
-      ${property.description !== undefined && html`<p class="help" id=${`${id}-help`}>${property.description}</p>`}
-      ${error !== undefined && html`<p class="error" id=${`${id}-error`}>${error}</p>`}
+      ${property.description !== undefined && html`<p class="help" id=${`${id}-help`}>${terminalText(property.description)}</p>`}
+      ${error !== undefined && html`<p class="error" id=${`${id}-error`}>${terminalText(error)}</p>`}
     </div>`;
   });
 }

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { call, CallError, useEvents, type Job, type Skill } from './api.js';
 import { ErrorLine } from './parts.js';
 import { formObject, initialValues, SchemaFields, type FormValues, type Schema } from './schema-form.js';
-import { shown } from './text.js';
+import { terminalText } from '../../terminal-text.js';
 
 /** The skills, with their validity and errors, as the daemon reloads them. */
 export function SkillsPage() {
@@ -26,11 +26,11 @@ export function SkillsPage() {
     <ul class="skills" aria-live="polite">
       ${(skills ?? []).map(
         (skill) => html`<li key=${skill.id} class=${`skill ${skill.status}`} data-skill=${skill.id}>
-          <h2>${skill.name ?? skill.id} <span class=${`badge ${skill.status}`}>${skill.status}</span></h2>
-          <p class="quiet"><code>${skill.id}</code>${skill.version === null ? '' : ` · version ${skill.version}`} · ${skill.execution_modes.join(', ')} · ${skill.effective_engines.join(', ')}</p>
-          ${skill.description !== undefined && html`<p>${skill.description}</p>`}
+          <h2>${terminalText(skill.name ?? skill.id)} <span class=${`badge ${skill.status}`}>${skill.status}</span></h2>
+          <p class="quiet"><code>${skill.id}</code>${skill.version === null ? '' : ` · version ${terminalText(skill.version)}`} · ${skill.execution_modes.join(', ')} · ${skill.effective_engines.join(', ')}</p>
+          ${skill.description !== undefined && html`<p>${terminalText(skill.description)}</p>`}
           ${skill.error !== undefined && html`<${ErrorLine} error=${skill.error} />`}
-          ${(skill.warnings ?? []).map((warning) => html`<p class="warning">${shown(warning)}</p>`)}
+          ${(skill.warnings ?? []).map((warning) => html`<p class="warning">${terminalText(warning)}</p>`)}
           ${skill.version !== null && html`<a class="button" href=${`#/skills/${encodeURIComponent(skill.id)}/run`} aria-label=${`Start a job of ${skill.id}`}>Start a job</a>`}
         </li>`,
       )}
@@ -97,8 +97,8 @@ export function RunPage({ skillId }: { skillId: string }) {
   const inputErrors = error?.code === 'INPUT_INVALID' ? problems(error, 'input') : {};
   const parameterErrors = error?.code === 'INPUT_INVALID' ? problems(error, 'parameter') : {};
   return html`
-    <h1 tabindex="-1">Start a job of ${skill.name ?? skill.id}</h1>
-    ${skill.description !== undefined && html`<p>${skill.description}</p>`}
+    <h1 tabindex="-1">Start a job of ${terminalText(skill.name ?? skill.id)}</h1>
+    ${skill.description !== undefined && html`<p>${terminalText(skill.description)}</p>`}
     <form class="run" onSubmit=${(e: Event) => void submit(e)}>
       <div class="field">
         <label for="run-engine">Engine</label>
@@ -121,7 +121,7 @@ export function RunPage({ skillId }: { skillId: string }) {
         <${SchemaFields} schema=${skill.schemas.parameter} prefix="parameter" values=${parameter} errors=${parameterErrors} change=${(name: string, value: string) => setParameter({ ...parameter, [name]: value })} />
       </fieldset>`}
       ${error !== null && html`<${ErrorLine} error=${error} />`}
-      ${error?.code === 'INPUT_INVALID' && html`<ul class="problems">${[...Object.entries(inputErrors), ...Object.entries(parameterErrors)].map(([path, message]) => html`<li><code>${path || '(the whole object)'}</code> ${message}</li>`)}</ul>`}
+      ${error?.code === 'INPUT_INVALID' && html`<ul class="problems">${[...Object.entries(inputErrors), ...Object.entries(parameterErrors)].map(([path, message]) => html`<li><code>${path === '' ? '(the whole object)' : terminalText(path)}</code> ${terminalText(message)}</li>`)}</ul>`}
       <div class="actions"><button type="submit" class="primary" disabled=${sending}>Start the job</button></div>
     </form>
   `;

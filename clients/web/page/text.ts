@@ -1,16 +1,7 @@
-// Text as the page shows it.
-
-/**
- * What an agent or engine wrote, with its control characters shown as text (`\x1b`, `\u202e`)
- * rather than acting on the page (a bidi override could reorder what a person reads before
- * allowing a command); line feeds and tabs are kept. The same rule as skillctl's (docs/terminal.md).
- */
-export function shown(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    const code = c.charCodeAt(0);
-    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-  });
-}
+// Text as the page shows it. What a skill, an agent or an engine wrote goes through skillctl's
+// `terminalText` (clients/terminal-text.ts), imported by each view where it shows such text: its
+// control characters shown as escapes (`\x1b`, `\u202e`) rather than acting on the page (a bidi
+// override could reorder what a person reads before allowing a command), as on a terminal.
 
 /** A value as text: a string as it is, anything else as indented JSON. */
 export function valueText(value: unknown): string {
