@@ -199,6 +199,20 @@ export async function sweepV1(support: LimitSupport, ownsJob: (jobId: string) =>
   }
 }
 
+/**
+ * The cgroup v1 groups of one job there are now: those an earlier daemon made for an engine this
+ * one takes up, which it knows by their names only. `remove` removes the empty ones (once that
+ * engine has ended); groups made later, for the job's next turns, are not among them.
+ */
+export function jobGroupsV1(support: LimitSupport, jobId: string): { remove(): void } {
+  const dirs: string[] = [];
+  for (const place of Object.values(support)) {
+    if (place.by !== 'cgroup v1') continue;
+    for (const entry of readdirSafe(place.parent)) if (jobOfCgroup(entry) === jobId) dirs.push(join(place.parent, entry));
+  }
+  return { remove: () => dirs.forEach(removeEmpty) };
+}
+
 function makeGroup(parent: string, mark: string): string {
   for (let n = 1; ; n += 1) {
     const dir = join(parent, engineCgroupName(mark, n));

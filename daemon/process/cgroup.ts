@@ -70,8 +70,11 @@ export function joinCgroupArgv(dir: string, argv: readonly string[], also: reado
 
 /** Starts `argv` in every group of `dirs` (their count, then the groups, come first in the shell's arguments). */
 export function joinGroupsArgv(dirs: readonly string[], argv: readonly string[]): string[] {
-  return ['/bin/sh', '-c', JOIN_GROUPS, 'skilld-join', String(dirs.length), ...dirs, ...argv];
+  return ['/bin/sh', '-c', JOIN_GROUPS, JOIN_NAME, String(dirs.length), ...dirs, ...argv];
 }
+
+/** The `$0` of the shell that joins the groups, by which the gate (keeper.ts) knows it can go in front of its script. */
+export const JOIN_NAME = 'skilld-join';
 
 const JOIN_GROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
 

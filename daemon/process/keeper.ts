@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BWRAP } from '../sandbox/bwrap.js';
+import { JOIN_NAME } from './cgroup.js';
 
 /**
  * Keepers (docs/restarts.md): what holds an engine process while the daemon comes and goes. Each
@@ -32,11 +33,17 @@ const STATUS_FD = 3;
  */
 export const GATE_FD = 4;
 
-const GATE = `read -r go <&${GATE_FD} || { printf '{ "not-started": true }\\n' >&${STATUS_FD}; exit 125; }; exec "$@" ${GATE_FD}<&-`;
+const GATE = `read -r go <&${GATE_FD} || { printf '{ "not-started": true }\\n' >&${STATUS_FD}; exit 125; }; exec ${GATE_FD}<&-`;
 
-/** The argv that waits at the gate, then runs `argv` (the keeper, or what joins its groups first) in its place. */
+/**
+ * The argv that waits at the gate, then runs `argv` (the keeper, or the shell that joins its
+ * groups first) in its place. In front of that shell the gate is one more line of its script: one
+ * shell fewer to start.
+ */
 export function gatedArgv(argv: readonly string[]): string[] {
-  return ['/bin/sh', '-c', GATE, 'skilld-gate', ...argv];
+  const [shell, c, script, name, ...rest] = argv;
+  if (shell === '/bin/sh' && c === '-c' && name === JOIN_NAME && script !== undefined) return ['/bin/sh', '-c', `${GATE}; ${script}`, JOIN_NAME, ...rest];
+  return ['/bin/sh', '-c', `${GATE}; exec "$@"`, 'skilld-gate', ...argv];
 }
 
 /** The keeper's files in its folder. */

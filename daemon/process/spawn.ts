@@ -7,7 +7,7 @@ import type { ProcessRecord } from '../store/store.js';
 import { prepareSandbox, type SandboxLaunch } from '../sandbox/launch.js';
 import { OpenPathError } from '../sandbox/open-path.js';
 import type { SandboxPlan } from '../sandbox/plan.js';
-import { V1Groups, type EngineLimits, type LimitSupport } from './cgroup-limits.js';
+import { V1Groups, jobGroupsV1, type EngineLimits, type LimitSupport } from './cgroup-limits.js';
 import { StartError, type Containment, type Hold, type Launch } from './containment.js';
 import { execError } from './executable.js';
 import { GATE_FD, KEEPER_FILES, KEEPER_VERSION, currentBootId, gatedArgv, keeperArgv, writeRecord, type KeeperRecord } from './keeper.js';
@@ -100,7 +100,8 @@ export function createSpawner(clock: Clock, containment: Containment, limits: Li
       const end = { ended, cancel: () => child.unref() };
       return new KeptProcess({ pid, dir, hold, sink: request, files: request.keeper, skip: { stdout: 0, stderr: 0 }, input: stdio.live ? join(dir, KEEPER_FILES.stdin) : null, end });
     },
-    adopt: (request) => takeUp(request, clock, containment),
+    // An engine taken up ended: the limit groups an earlier daemon made for it go with it.
+    adopt: (request) => takeUp(request, clock, { ...containment, adopt: (place, mark, spareLeader) => withJobGroupsRemoved(containment.adopt(place, mark, spareLeader), limits, mark) }),
     stopSurvivors: (records, ownsJob) => containment.stopSurvivors(records, ownsJob),
   };
 }
@@ -128,6 +129,18 @@ function makeGroups(support: LimitSupport, mark: string, limits: EngineLimits): 
   } catch (error) {
     throw new StartError(`cannot set the job's limits: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/** A hold whose release also removes the job's cgroup v1 groups there are as it is taken up (made by the daemon before), once empty. */
+function withJobGroupsRemoved(hold: Hold, limits: LimitSupport, mark: string): Hold {
+  const groups = jobGroupsV1(limits, mark);
+  return {
+    ...hold,
+    release: async (pid) => {
+      await hold.release(pid);
+      groups.remove();
+    },
+  };
 }
 
 /** The launch told its cgroup v1 groups to join, and which limits its own cgroup v2 sets. */

@@ -1,6 +1,7 @@
 // Restarts interrupt nothing (docs/restarts.md): engine processes outlive the daemon, and the next
 // daemon takes them up where they are.
 import t, { type Test } from 'tap';
+import { readdirSync, type Dirent } from 'node:fs';
 import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +62,43 @@ for (const how of ['SIGKILL', 'SIGTERM'] as const) {
     t.match(await c.request('daemon/status'), { slots: { used: 0 } }, 'its slot is given back');
   });
 }
+
+/** The cgroups named after a job, in every hierarchy of the host (its engine's, its limits'). */
+function cgroupsOf(jobId: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string, depth: number): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue;
+      if (entry.name.includes(jobId)) found.push(join(dir, entry.name));
+      else if (depth > 0) walk(join(dir, entry.name), depth - 1);
+    }
+  };
+  walk('/sys/fs/cgroup', 3);
+  return found;
+}
+
+t.test('the cgroups an earlier daemon made for an engine taken up are removed once it ends', async (t) => {
+  const { daemon, job } = await holding(t);
+  const made = cgroupsOf(job.job_id);
+  if (made.length === 0) return t.comment('skipped: this host gives engines no cgroup of their own');
+  await daemon.kill();
+  const again = await TestDaemon.start({ dir: daemon.dir, config });
+  t.teardown(() => again.stop());
+  const c = await again.client();
+  await waitForStatus(c, job.job_id, ['running']);
+  await again.release(job.job_id);
+  t.equal((await waitForStatus(c, job.job_id)).status, 'succeeded');
+  await again.logged((line) => line.includes('"turn finished"') && line.includes(job.job_id));
+  // The release runs as the engine's hold lets it go, right after the turn is heard to end.
+  for (let i = 0; i < 100 && cgroupsOf(job.job_id).length > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+  t.same(cgroupsOf(job.job_id), [], `none of ${made.join(', ')} is left`);
+});
 
 t.test('an engine that ended while the daemon was away ends its turn as it ended', async (t) => {
   const { daemon, job, pid } = await holding(t);

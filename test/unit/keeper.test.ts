@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { appendFileSync, closeSync, existsSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
+import { joinGroupsArgv } from '../../daemon/process/cgroup.js';
 import { FileFollower } from '../../daemon/process/file-follower.js';
 import { GATE_FD, KEEPER_FILES, forgetRecord, gatedArgv, readExitCode, readRecord, setRecordAside, turnWasStarted } from '../../daemon/process/keeper.js';
 import { exitOf } from '../../daemon/process/kept-process.js';
@@ -63,9 +64,10 @@ t.test("a keeper's record and exit status: what can be read, and why not", async
 });
 
 /** Spawns `touch ran` behind the gate, as the spawner does (status on fd 3, the gate's pipe on fd 4); `open` says whether the daemon opens it or dies first. */
-async function throughGate(dir: string, open: boolean): Promise<number | null> {
+async function throughGate(dir: string, open: boolean, joining = false): Promise<number | null> {
   const status = openSync(join(dir, KEEPER_FILES.status), 'w');
-  const [file, ...args] = gatedArgv(['/bin/sh', '-c', 'touch ran']) as [string, ...string[]];
+  const keeper = ['/bin/sh', '-c', 'touch ran'];
+  const [file, ...args] = gatedArgv(joining ? joinGroupsArgv([], keeper) : keeper) as [string, ...string[]];
   const child = spawn(file, args, { cwd: dir, stdio: ['ignore', 'ignore', 'ignore', status, 'pipe'] });
   closeSync(status);
   const gate = child.stdio[GATE_FD] as Writable;
@@ -86,6 +88,19 @@ t.test('the gate runs the keeper only once the daemon opens it; closed unopened,
   t.notOk(existsSync(join(closed, 'ran')), 'nothing ran');
   t.equal(readExitCode(closed), null, 'no exit status of an engine');
   t.notOk(turnWasStarted(closed), 'a gate that closed unopened: the turn never began, though its record is there');
+});
+
+t.test('in front of the shell that joins the groups, the gate is a line of its script: one shell, the same gate', async (t) => {
+  const argv = gatedArgv(joinGroupsArgv(['/sys/fs/cgroup/x'], ['/bin/true']));
+  t.equal(argv.filter((arg) => arg === '/bin/sh').length, 1, 'one shell');
+  t.same(argv.slice(3), ['skilld-join', '1', '/sys/fs/cgroup/x', '/bin/true']);
+  const opened = t.testdir({ 'keeper.json': '{}' });
+  t.equal(await throughGate(opened, true, true), 0);
+  t.ok(existsSync(join(opened, 'ran')));
+  const closed = t.testdir({ 'keeper.json': '{}' });
+  t.equal(await throughGate(closed, false, true), 125);
+  t.notOk(existsSync(join(closed, 'ran')));
+  t.notOk(turnWasStarted(closed));
 });
 
 t.test('a turn was started when its keeper is recorded or was put aside; not after forgetRecord', async (t) => {
