@@ -101,7 +101,7 @@ export function createSpawner(clock: Clock, containment: Containment, limits: Li
       return new KeptProcess({ pid, dir, hold, sink: request, files: request.keeper, skip: { stdout: 0, stderr: 0 }, input: stdio.live ? join(dir, KEEPER_FILES.stdin) : null, end });
     },
     // An engine taken up ended: the limit groups an earlier daemon made for it go with it.
-    adopt: (request) => takeUp(request, clock, { ...containment, adopt: (place, mark, spareLeader) => withJobGroupsRemoved(containment.adopt(place, mark, spareLeader), limits, mark) }),
+    adopt: (request) => takeUp(request, clock, { adopt: (place, mark, spareLeader) => withJobGroupsRemoved(containment.adopt(place, mark, spareLeader), limits, mark) }),
     stopSurvivors: (records, ownsJob) => containment.stopSurvivors(records, ownsJob),
   };
 }
@@ -134,12 +134,16 @@ function makeGroups(support: LimitSupport, mark: string, limits: EngineLimits): 
 /** A hold whose release also removes the job's cgroup v1 groups there are as it is taken up (made by the daemon before), once empty. */
 function withJobGroupsRemoved(hold: Hold, limits: LimitSupport, mark: string): Hold {
   const groups = jobGroupsV1(limits, mark);
+  // Each member passed on by name: a hold may be a class's, whose methods a spread would leave behind.
   return {
-    ...hold,
+    argv: hold.argv,
+    place: hold.place,
+    stop: (pid) => hold.stop(pid),
     release: async (pid) => {
       await hold.release(pid);
       groups.remove();
     },
+    ...(hold.limitHit === undefined ? {} : { limitHit: () => hold.limitHit?.() ?? null }),
   };
 }
 

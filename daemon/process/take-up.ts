@@ -31,7 +31,7 @@ export type Adopted = { process: EngineProcess; record: KeeperRecord; endedAt: D
  * keeper only if its pid, its start time, the machine's boot and its job mark all match: a
  * recycled pid is never taken for it.
  */
-export function takeUp(request: AdoptRequest, clock: Clock, containment: Containment): Promise<Adopted> {
+export function takeUp(request: AdoptRequest, clock: Clock, containment: Pick<Containment, 'adopt'>): Promise<Adopted> {
   const record = readRecord(request.dir);
   if ('problem' in record) return Promise.resolve({ problem: record.problem, record: null });
   // Only files of the job's own run folder are read as its output.
