@@ -1,4 +1,5 @@
 import { PROTOCOL_VERSION } from '../rpc/protocol-version.js';
+import { sizeText } from '../rpc/size.js';
 import { DaemonUnreachableError, RpcClient } from '../rpc/client.js';
 import { stringOpt, UsageError } from './args.js';
 import { EXIT } from './exit-codes.js';
@@ -59,21 +60,10 @@ function sandboxText(sandbox: SandboxStatus): string {
 /** `512 (cgroup v1)`, `4 GiB (not enforced: no cgroup v1 hierarchy of memory)`, `none`. */
 function limitText(name: string, limit: LimitStatus): string {
   if (limit.value === null) return 'none';
-  const value = name === 'processes' ? `${limit.value} processes` : bytesText(limit.value);
+  const value = name === 'processes' ? `${limit.value} processes` : sizeText(limit.value);
   return limit.enforced ? `${value} (${terminalText(limit.by ?? '')})` : `${value} (not enforced: ${terminalText(limit.reason ?? '')})`;
 }
 
-/** Bytes in the largest binary unit that divides them: `512 MiB`. */
-function bytesText(bytes: number): string {
-  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && value % 1024 === 0 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value} ${units[unit] ?? 'bytes'}`;
-}
 
 /** The policy, then the last round: `finished jobs kept 30d, every 1h; last round 12m ago: 3 removed`. */
 function retentionText(retention: RetentionView, now: number): string {

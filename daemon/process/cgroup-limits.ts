@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ENGINE_CGROUP_PREFIX, engineCgroupName, jobOfCgroup } from './cgroup.js';
+import { safeReaddir } from './proc.js';
 
 // The limits of an engine's processes and memory, by cgroup (docs/sandbox.md, "Limits"): in the
 // engine's own cgroup v2 where the daemon's cgroup hands the controllers down, else in a group of
@@ -192,7 +193,7 @@ export class V1Groups {
 export async function sweepV1(support: LimitSupport, ownsJob: (jobId: string) => Promise<boolean>): Promise<void> {
   for (const place of Object.values(support)) {
     if (place.by !== 'cgroup v1') continue;
-    for (const entry of readdirSafe(place.parent)) {
+    for (const entry of safeReaddir(place.parent)) {
       const jobId = jobOfCgroup(entry);
       if (jobId !== null && (await ownsJob(jobId))) removeEmpty(join(place.parent, entry));
     }
@@ -208,7 +209,7 @@ export function jobGroupsV1(support: LimitSupport, jobId: string): { remove(): v
   const dirs: string[] = [];
   for (const place of Object.values(support)) {
     if (place.by !== 'cgroup v1') continue;
-    for (const entry of readdirSafe(place.parent)) if (jobOfCgroup(entry) === jobId) dirs.push(join(place.parent, entry));
+    for (const entry of safeReaddir(place.parent)) if (jobOfCgroup(entry) === jobId) dirs.push(join(place.parent, entry));
   }
   return { remove: () => dirs.forEach(removeEmpty) };
 }
@@ -230,14 +231,6 @@ function removeEmpty(dir: string): void {
     rmdirSync(dir);
   } catch {
     // still holds a process, or gone
-  }
-}
-
-function readdirSafe(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
   }
 }
 

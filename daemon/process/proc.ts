@@ -102,7 +102,8 @@ export function signalEach(processes: readonly ProcStat[], signal: NodeJS.Signal
   }
 }
 
-function safeReaddir(path: string): string[] {
+/** A folder's entries; none when it cannot be read (gone, or not a folder). */
+export function safeReaddir(path: string): string[] {
   try {
     return readdirSync(path);
   } catch {

@@ -7,7 +7,7 @@ import type { ProcessRecord } from '../store/store.js';
 import { prepareSandbox, type SandboxLaunch } from '../sandbox/launch.js';
 import { OpenPathError } from '../sandbox/open-path.js';
 import type { SandboxPlan } from '../sandbox/plan.js';
-import { V1Groups, jobGroupsV1, type EngineLimits, type LimitSupport } from './cgroup-limits.js';
+import { V1Groups, jobGroupsV1, type EngineLimits, type LimitHit, type LimitSupport } from './cgroup-limits.js';
 import { StartError, type Containment, type Hold, type Launch } from './containment.js';
 import { execError } from './executable.js';
 import { GATE_FD, KEEPER_FILES, KEEPER_VERSION, currentBootId, gatedArgv, keeperArgv, writeRecord, type KeeperRecord } from './keeper.js';
@@ -101,7 +101,7 @@ export function createSpawner(clock: Clock, containment: Containment, limits: Li
       return new KeptProcess({ pid, dir, hold, sink: request, files: request.keeper, skip: { stdout: 0, stderr: 0 }, input: stdio.live ? join(dir, KEEPER_FILES.stdin) : null, end });
     },
     // An engine taken up ended: the limit groups an earlier daemon made for it go with it.
-    adopt: (request) => takeUp(request, clock, { adopt: (place, mark, spareLeader) => withJobGroupsRemoved(containment.adopt(place, mark, spareLeader), limits, mark) }),
+    adopt: (request) => takeUp(request, clock, { adopt: (place, mark, spareLeader) => withGroups(containment.adopt(place, mark, spareLeader), jobGroupsV1(limits, mark)) }),
     stopSurvivors: (records, ownsJob) => containment.stopSurvivors(records, ownsJob),
   };
 }
@@ -131,22 +131,6 @@ function makeGroups(support: LimitSupport, mark: string, limits: EngineLimits): 
   }
 }
 
-/** A hold whose release also removes the job's cgroup v1 groups there are as it is taken up (made by the daemon before), once empty. */
-function withJobGroupsRemoved(hold: Hold, limits: LimitSupport, mark: string): Hold {
-  const groups = jobGroupsV1(limits, mark);
-  // Each member passed on by name: a hold may be a class's, whose methods a spread would leave behind.
-  return {
-    argv: hold.argv,
-    place: hold.place,
-    stop: (pid) => hold.stop(pid),
-    release: async (pid) => {
-      await hold.release(pid);
-      groups.remove();
-    },
-    ...(hold.limitHit === undefined ? {} : { limitHit: () => hold.limitHit?.() ?? null }),
-  };
-}
-
 /** The launch told its cgroup v1 groups to join, and which limits its own cgroup v2 sets. */
 function limited(launch: Launch, groups: V1Groups | null, support: LimitSupport, limits: EngineLimits | null): Launch {
   const names = (['processes', 'memory'] as const).filter((name) => support[name].by === 'cgroup v2');
@@ -154,8 +138,12 @@ function limited(launch: Launch, groups: V1Groups | null, support: LimitSupport,
   return limits === null || names.length === 0 ? joined : { ...joined, limits: { values: limits, names } };
 }
 
-/** A hold that also lets the launch's cgroup v1 groups go, and reads their hits. */
-function withGroups(hold: Hold, groups: V1Groups): Hold {
+/**
+ * A hold that also lets cgroup v1 groups go once its process has: the launch's own (whose hits it
+ * reads), or those an earlier daemon made for an engine taken up. Each member of `hold` is passed
+ * on by name: a hold may be a class's, whose methods a spread would leave behind.
+ */
+function withGroups(hold: Hold, groups: { remove(): void; hit?(): LimitHit | null }): Hold {
   return {
     argv: hold.argv,
     place: hold.place,
@@ -164,7 +152,7 @@ function withGroups(hold: Hold, groups: V1Groups): Hold {
       await hold.release(pid);
       groups.remove();
     },
-    limitHit: () => hold.limitHit?.() ?? groups.hit(),
+    limitHit: () => hold.limitHit?.() ?? groups.hit?.() ?? null,
   };
 }
 

@@ -1,3 +1,4 @@
+import { sizeText } from '../../rpc/size.js';
 import type { SystemPath } from './system-paths.js';
 
 /**
@@ -156,14 +157,3 @@ function outermostFirst(mounts: readonly Mount[]): Mount[] {
   return once.map((mount, i) => ({ mount, i })).sort((a, b) => depth(a.mount.path) - depth(b.mount.path) || a.i - b.i).map(({ mount }) => mount);
 }
 
-/** A size in bytes as people read it: `512 MiB`. */
-export function sizeText(bytes: number): string {
-  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && value % 1024 === 0 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value} ${units[unit] ?? 'bytes'}`;
-}

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { terminalText } from '../../clients/terminal-text.js';
 import { TEST_SKILLS, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
-import { keepFailedPages, launchBrowser, NO_BROWSER, startWeb } from '../helpers/web.js';
+import { keepFailedPages, launchBrowser, NO_BROWSER, signedIn, startWeb } from '../helpers/web.js';
 
 /** A red colour and a right-to-left override, as a skill may carry them. */
 const RED = '\x1b[31m';
@@ -49,13 +49,7 @@ async function suite(): Promise<void> {
 
   /** A page signed in through the printed address, then at `place`, loaded afresh. */
   async function opened(place: string): Promise<Page> {
-    const page = await browser.newPage();
-    follow(page);
-    page.setDefaultTimeout(120_000);
-    await page.goto(web.url);
-    await page.waitForURL(`${web.origin}/`);
-    await page.goto(`${web.origin}/#${place}`);
-    return page;
+    return signedIn(await browser.newPage(), web, follow, place);
   }
 
   /** The text of `where`, which must hold each of `escaped` and no raw control character. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { FIXTURES, TEST_SKILLS, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { runSkillctl } from '../helpers/skillctl.js';
-import { daemonConnections, exchange, keepFailedPages, launchBrowser, NO_BROWSER, SCREENS, screenshot, startWeb } from '../helpers/web.js';
+import { daemonConnections, exchange, keepFailedPages, launchBrowser, NO_BROWSER, SCREENS, screenshot, signedIn, startWeb } from '../helpers/web.js';
 
 /** What test/helpers/page-audit.js finds in a view: unnamed controls, text of low contrast. */
 const audit = await readFile(join(import.meta.dirname, '..', 'helpers', 'page-audit.js'), 'utf8');
@@ -327,12 +327,8 @@ async function suite(): Promise<void> {
   async function opened(place = '/', screen: keyof typeof SCREENS = 'desktop', deaf = false): Promise<Page> {
     const context = await browser.newContext({ viewport: SCREENS[screen], acceptDownloads: true });
     const page = await context.newPage();
-    follow(page);
-    page.setDefaultTimeout(120_000);
     if (deaf) await page.route('**/events**', (route) => route.abort());
-    await page.goto(web.url);
-    if (place !== '/') await page.goto(`${web.origin}/#${place}`);
-    return page;
+    return signedIn(page, web, follow, place);
   }
 }
 

@@ -92,6 +92,20 @@ export function keepFailedPages(t: Test): (page: Page) => void {
   };
 }
 
+/**
+ * `page`, followed (keepFailedPages), signed in through the printed address, then at the page's
+ * `place` (a hash route), loaded afresh. Waits for the sign-in's redirect first, so that the place
+ * is never asked for while the address still changes.
+ */
+export async function signedIn(page: Page, web: WebPage, follow: (page: Page) => void, place = '/'): Promise<Page> {
+  follow(page);
+  page.setDefaultTimeout(120_000);
+  await page.goto(web.url);
+  await page.waitForURL(`${web.origin}/`);
+  if (place !== '/') await page.goto(`${web.origin}/#${place}`);
+  return page;
+}
+
 /** A screenshot of the whole page, as `<name>-<screen>.png` in SCREENSHOTS. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOTS, { recursive: true });
