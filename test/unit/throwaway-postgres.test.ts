@@ -3,13 +3,13 @@
 import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, watch } from 'node:fs';
+import { existsSync, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { isDatabaseFault } from '../../daemon/store/pg/db-faults.js';
-import { startThrowawayPostgres, type ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';
+import { exited, processRunning, startThrowawayPostgres, type ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';
 
 /** A pool whose idle clients are dropped quietly when the server goes away (an unhandled `error` would end the process). */
 function pool(t: Test, url: string): pg.Pool {
@@ -17,15 +17,6 @@ function pool(t: Test, url: string): pg.Pool {
   created.on('error', () => undefined);
   t.teardown(() => (created.ended ? undefined : created.end()));
   return created;
-}
-
-/** Whether process `pid` still runs: an exited one left as a zombie until PID 1 reaps it counts as gone. */
-function running(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 async function postmasterPid(dir: string): Promise<number> {
@@ -60,11 +51,11 @@ t.test('a cluster of its own: two databases, a crash a pool rides out after rest
   t.same((await a.query('SELECT n FROM only_here')).rows, [{ n: 1 }], 'what was committed before the crash is still there');
 
   const pid = await postmasterPid(postgres.dir);
-  t.ok(running(pid), 'the postmaster runs');
+  t.ok(processRunning(pid), 'the postmaster runs');
   await a.end();
   await b.end();
   await postgres.stop();
-  t.notOk(running(pid), 'stop: the postmaster is gone');
+  t.notOk(processRunning(pid), 'stop: the postmaster is gone');
   t.notOk(existsSync(postgres.dir), 'stop: the folder is gone');
   await postgres.stop();
   t.pass('stop a second time does nothing');
@@ -76,7 +67,7 @@ t.test('stop after a crash removes the folder; a bad database prefix is refused'
   await t.rejects(postgres.createDatabase('Robert"; DROP'), /database prefix/);
   const pid = await postmasterPid(postgres.dir);
   await postgres.crash();
-  t.notOk(running(pid), 'crash: the postmaster is gone');
+  t.notOk(processRunning(pid), 'crash: the postmaster is gone');
   await postgres.stop();
   t.notOk(existsSync(postgres.dir), 'the folder is gone');
 });
@@ -95,9 +86,9 @@ const CHILD = `
 /** Starts a process that starts a cluster and never stops it; resolves with the cluster's folder and postmaster. */
 async function abandoningChild(mode: 'exit' | 'hang') {
   const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, BUILT, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = once(child, 'exit');
+  const exit = once(child, 'exit');
   const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-  return { child, exited, ...(JSON.parse(line) as { dir: string; pid: number }) };
+  return { child, exit, ...(JSON.parse(line) as { dir: string; pid: number }) };
 }
 
 /** Resolves once `dir` no longer exists (its removal empties it first: each deletion is an event). */
@@ -112,18 +103,18 @@ async function removed(dir: string): Promise<void> {
 }
 
 t.test('a process that exits without stop() leaves no server behind: the exit hook stops it', { skip }, async (t) => {
-  const { exited, dir, pid } = await abandoningChild('exit');
-  await exited;
-  t.notOk(running(pid), 'the postmaster is gone');
+  const { exit, dir, pid } = await abandoningChild('exit');
+  await exit;
+  t.ok(await exited(pid), 'the postmaster is gone');
   t.notOk(existsSync(dir), 'the folder is gone');
 });
 
 t.test('a process killed by a signal leaves no server behind: its watchdog stops it', { skip }, async (t) => {
-  const { child, exited, dir, pid } = await abandoningChild('hang');
-  t.ok(running(pid), 'the postmaster runs');
+  const { child, exit, dir, pid } = await abandoningChild('hang');
+  t.ok(processRunning(pid), 'the postmaster runs');
   const gone = removed(dir);
   child.kill('SIGKILL');
-  await exited;
+  await exit;
   await gone;
-  t.notOk(running(pid), 'the postmaster is gone');
+  t.ok(await exited(pid), 'the postmaster is gone');
 });
