@@ -2,7 +2,7 @@ import { EXIT } from './exit-codes.js';
 import { colourOn, paintStatus } from './colour.js';
 import type { Context } from './command.js';
 import { lastingJobEvents, standingEvent, statusTo, type SubscribeParams } from './events.js';
-import { reportResult } from './job-commands.js';
+import { reportResult } from './report-result.js';
 import { StatusLine } from './status-line.js';
 import type { JobEvent, JobView, PendingQuestion, PendingView, ResultView } from './wire.js';
 

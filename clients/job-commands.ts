@@ -1,14 +1,12 @@
-import { EXIT } from './exit-codes.js';
 import { RpcCallError } from '../rpc/client.js';
 import { definedOnly, flagOpt, intOpt, stringOpt, UsageError } from './args.js';
 import { JOB_STATUSES } from './choices.js';
-import { colourOn, paintStatus } from './colour.js';
-import { arg, type Command, type Context } from './command.js';
-import { errorText, jobDetails, jobTable, json, jsonLine } from './format.js';
+import { arg, type Command } from './command.js';
+import { jobDetails, jobTable, json, jsonLine } from './format.js';
 import { resolveJobId } from './job-id.js';
 import { pruneJobs } from './prune.js';
-import { terminalText } from './terminal-text.js';
-import { TERMINAL_STATUSES, type JobView, type ResultView } from './wire.js';
+import { reportResult } from './report-result.js';
+import type { JobView, ResultView } from './wire.js';
 
 /** `jobs`: jobs/list, newest first. */
 export const jobsCommand: Command = {
@@ -89,29 +87,6 @@ export const resultCommand: Command = {
   details: ['The output goes to stdout as JSON; warnings, artifact paths and errors go to stderr.'],
   run: async (ctx, inv) => reportResult(ctx, await ctx.client.request<ResultView>('jobs/result', { job_id: arg(inv, 0) })),
 };
-
-/**
- * Prints a job result: the output as JSON on stdout (the whole result with `--json`), notes and
- * errors on stderr. Resolves to 0 for a succeeded job, 1 otherwise.
- */
-export function reportResult(ctx: Context, result: ResultView): number {
-  if (ctx.json) ctx.print(json(result));
-  if (result.status === 'succeeded') {
-    if (!ctx.json) ctx.print(json(result.output));
-    for (const warning of result.warnings) ctx.warn(`skillctl: warning: ${terminalText(warning)}`);
-    // The engine names its artifacts' files.
-    if (!ctx.json) for (const artifact of result.artifacts) ctx.warn(`artifact: ${terminalText(artifact)}`);
-    if (!ctx.json) for (const path of result.left_out ?? []) ctx.warn(`left out, leads outside the artifacts folder: ${terminalText(path)}`);
-    return 0;
-  }
-  const colour = colourOn(process.stderr);
-  if (!TERMINAL_STATUSES.includes(result.status)) {
-    ctx.warn(`skillctl: job ${result.job_id} is ${paintStatus(result.status, result.status, colour)}; no result yet`);
-    return EXIT.pending;
-  }
-  ctx.warn(`skillctl: ${paintStatus(result.error === null ? `job ${result.status}` : errorText(result.error), result.status, colour)}`);
-  return EXIT.failed;
-}
 
 /** `cancel <job>`: jobs/cancel; a job that already ended is not an error. */
 export const cancelCommand: Command = {

@@ -4,7 +4,7 @@ import t from 'tap';
 import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { reportResult } from '../../clients/job-commands.js';
+import { reportResult } from '../../clients/report-result.js';
 import type { ResultView } from '../../clients/wire.js';
 import { capture, runSkillctl } from '../helpers/skillctl.js';
 import { TEST_SKILLS, TestDaemon, rpcError, waitForStatus, type JobView } from '../helpers/daemon.js';
