@@ -1,17 +1,14 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { RpcClient } from '../../rpc/client.js';
 import { definedOnly } from '../args.js';
 import { jobEvents, standingEvent, statusTo, type SubscribeParams } from '../events.js';
 import type { JobView, PendingView, ResultView, SkillView } from '../wire.js';
+import type { CallExtra } from './call-extra.js';
 import type { DaemonLink } from './daemon-link.js';
 import { askPerson } from './elicit.js';
 import { endResult, errorResult, failureResult, followUp, waitingResult, type WaitingView } from './results.js';
 import { defaultMode } from './tools.js';
-
-/** What the SDK hands a request handler: the abort signal, the request's id and `_meta`, notifications tied to it. */
-export type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** What one `tools/call` works with. */
 export interface CallScope {

@@ -3,7 +3,7 @@ import type { ElicitRequestFormParams } from '@modelcontextprotocol/sdk/types.js
 import { DaemonUnreachableError, RpcCallError, type RpcClient } from '../../rpc/client.js';
 import { APPROVAL_KIND } from '../interaction-text.js';
 import type { JobEvent, PendingQuestion, PendingView } from '../wire.js';
-import type { CallExtra } from './call.js';
+import type { CallExtra } from './call-extra.js';
 import type { WaitingView } from './results.js';
 
 /** A person may take long to answer; the question is withdrawn earlier when the call ends or the job moves on. */

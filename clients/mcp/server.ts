@@ -13,7 +13,8 @@ import {
 import { DaemonUnreachableError, RpcCallError, type RpcClient } from '../../rpc/client.js';
 import { clientVersion } from '../version.js';
 import type { SkillView } from '../wire.js';
-import { callSkill, type CallExtra, type CallScope } from './call.js';
+import { callSkill, type CallScope } from './call.js';
+import type { CallExtra } from './call-extra.js';
 import { DaemonLink } from './daemon-link.js';
 import { jobTool, replyTool } from './job-tools.js';
 import { failureResult } from './results.js';
