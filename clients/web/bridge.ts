@@ -5,7 +5,7 @@ import { Limiter } from '../../rpc/limiter.js';
 import { lastingJobEvents, type SubscribeParams } from '../events.js';
 import { ClientLink, RECONNECT_EVERY_MS } from '../link.js';
 import type { JobEvent } from '../wire.js';
-import { Feed } from './feed.js';
+import { Feed, type SendEvent } from './feed.js';
 
 /**
  * The methods the page may call through `POST /rpc`: reading jobs and skills, answering, starting,
@@ -32,9 +32,6 @@ export const PAGE_METHODS: ReadonlySet<string> = new Set([
 
 /** What the page gets for one call: the daemon's result, or its error with the stable code. */
 export type CallAnswer = { result: unknown } | { error: { code: string; message: string; details?: unknown } };
-
-/** Sends one server-sent event: its name, its data (as JSON) and, for a job's own stream, its id (the event's seq). */
-export type SendEvent = (name: string, data: unknown, id?: number) => void;
 
 /**
  * The most job views whose events the page server follows at once, each over a daemon connection

@@ -1,4 +1,5 @@
-import type { SendEvent } from './bridge.js';
+/** Sends one server-sent event: its name, its data (as JSON) and, for a job's own stream, its id (the event's seq). */
+export type SendEvent = (name: string, data: unknown, id?: number) => void;
 
 /** What a feed runs while it has listeners: it sends to them all, and ends when the signal aborts. */
 export type FeedSource = (send: SendEvent, signal: AbortSignal) => Promise<void>;

@@ -1,8 +1,7 @@
 // The page server's shared stream (clients/web/feed.ts): one source for every listener, started by
 // the first and stopped after the last; a late listener hears whether the daemon answers.
 import t from 'tap';
-import { Feed, type FeedSource } from '../../clients/web/feed.js';
-import type { SendEvent } from '../../clients/web/bridge.js';
+import { Feed, type FeedSource, type SendEvent } from '../../clients/web/feed.js';
 
 /** A source the test drives: how often it was started, and what it sends while it runs. */
 function driven(): { source: FeedSource; starts: number; send: SendEvent; running: boolean; end: (error?: Error) => void } {
