@@ -4,6 +4,8 @@ import { descendants, isSameProcess, listProcesses, markOf, signalEach, type Pro
 
 /** While a stop is under way, how often the processes being stopped are checked. */
 export const STOP_CHECK_MS = 20;
+/** While processes being stopped are alive, every this many checks /proc is read for newcomers. */
+const LOOK_EVERY_TICKS = 5;
 
 /** What belongs to a stop besides the processes named at its start. */
 export interface Belonging {
@@ -49,7 +51,10 @@ export function stopTree(pid: number, clock: Clock, graceMs: number, mark: strin
 /**
  * Stops `initial` and what belongs with it. When everything known is gone, /proc is read once
  * more for what belongs (a tool born while the stop began, an orphan of a process that just
- * exited); anything new gets the same sequence, so the stop ends with nothing of it left.
+ * exited); anything new gets the same sequence, so the stop ends with nothing of it left. While
+ * some are alive the look is taken every `LOOK_EVERY_TICKS` checks too: a tool an engine starts
+ * inside its sandbox as it is stopped keeps the sandbox's outer process waiting for it, and gets
+ * its SIGTERM then, not the SIGKILL at the end of the grace period.
  */
 export async function stopAll(initial: readonly ProcStat[], belonging: Belonging, clock: Clock, graceMs: number): Promise<void> {
   const members = new Map<string, ProcStat>();
@@ -58,7 +63,8 @@ export async function stopAll(initial: readonly ProcStat[], belonging: Belonging
     for (const p of fresh) members.set(`${p.pid}:${p.startTime}`, p);
     return fresh;
   };
-  const anyAlive = (): boolean => [...members.values()].some((p) => isSameProcess(p.pid, p.startTime));
+  const alive = (p: ProcStat): boolean => isSameProcess(p.pid, p.startTime);
+  const anyAlive = (): boolean => [...members.values()].some(alive);
   add(initial);
   let killed = false;
   const terminate = (list: readonly ProcStat[]): void => signalEach(list.filter((p) => p.pid !== belonging.spared), 'SIGTERM');
@@ -70,15 +76,15 @@ export async function stopAll(initial: readonly ProcStat[], belonging: Belonging
     signalEach([...members.values()], 'SIGKILL');
   });
   const giveUpAt = clock.now().getTime() + graceMs + 1000;
-  while (clock.now().getTime() < giveUpAt) {
-    if (anyAlive()) {
-      await new Promise<void>((resolve) => clock.setTimer(STOP_CHECK_MS, resolve));
-      continue;
+  for (let tick = 1; clock.now().getTime() < giveUpAt; tick += 1) {
+    const waiting = anyAlive();
+    if (!waiting || tick % LOOK_EVERY_TICKS === 0) {
+      const fresh = add(belongingOf(listProcesses(), belonging));
+      if (killed) signalEach(fresh, 'SIGKILL');
+      else terminate(fresh);
+      if (!waiting && fresh.length === 0) break;
     }
-    const fresh = add(belongingOf(listProcesses(), belonging));
-    if (fresh.length === 0) break;
-    if (killed) signalEach(fresh, 'SIGKILL');
-    else terminate(fresh);
+    await new Promise<void>((resolve) => clock.setTimer(STOP_CHECK_MS, resolve));
   }
   if (!anyAlive()) kill.cancel();
 }
