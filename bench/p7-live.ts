@@ -67,7 +67,7 @@ async function measureEngine(ctx: BenchContext, r: BenchReporter, engine: LiveEn
     for (let round = 0; round < rounds; round += 1) {
       for (const [side, profile] of [[live, 'live'], [cold, 'cold']] as const) {
         const job = await waitingJob(side, engine);
-        if (profile === 'live' && round === 0) idle.push(await atRest(join(side.daemon.stateDir, 'runs', job.job_id, 'workspace')));
+        if (profile === 'live' && round === 0) idle.push(await atRest(join(side.daemon.stateDir, 'runs', job.job_id, 'workspace'), ctx.quick ? 500 : 2000));
         side.replyMs.push(await replyToRequest(side, server, job.job_id));
       }
     }
@@ -107,11 +107,11 @@ async function replyToRequest(side: Side, server: ModelServer, jobId: string): P
   return ms;
 }
 
-/** The live engine's processes while its job waits: their RSS, and their CPU over two seconds. */
-async function atRest(workspace: string): Promise<{ rssMb: number; cpu: number }> {
+/** The live engine's processes while its job waits: their RSS, and their CPU over `windowMs`. */
+async function atRest(workspace: string, windowMs: number): Promise<{ rssMb: number; cpu: number }> {
   const pids = processesIn(workspace);
   const before = pids.map(sampleProc);
-  await sleep(2000);
+  await sleep(windowMs);
   const after = pids.map(sampleProc);
   let rssKb = 0;
   let cpu = 0;
