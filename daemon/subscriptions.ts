@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { SkilldError } from '../rpc/errors.js';
 import type { Clock } from './clock.js';
 import { Follower, type EventOutlet } from './event-follower.js';
-import type { JobEventRecord, JobEvents } from './jobs/events.js';
 import type { Logger } from './logger.js';
+import type { JobEventRecord, JobEvents } from './model/events.js';
 
 interface Subscription {
   id: string;

@@ -1,4 +1,4 @@
-import type { Job } from '../jobs/job.js';
+import type { Job } from '../model/job.js';
 import { inTransaction, type Pool } from '../store/pg/pool.js';
 import { HostLease } from './host-lease.js';
 

@@ -1,5 +1,5 @@
 import type { Clock, Timer } from '../clock.js';
-import type { JobError } from '../jobs/job.js';
+import type { JobError } from '../model/job.js';
 import type { Logger } from '../logger.js';
 import type { SlotPool } from '../slots/pool.js';
 import type { Custody, TakenJob } from './custody.js';

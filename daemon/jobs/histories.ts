@@ -1,6 +1,6 @@
 import type { JobDocs } from '../store/job-docs.js';
-import type { Pending } from './gate.js';
-import { nextInteractionId, withAsked, type Interaction } from './interactions.js';
+import type { Pending } from '../model/gate.js';
+import { nextInteractionId, withAsked, type Interaction } from '../model/interactions.js';
 
 /**
  * The interaction histories of active jobs (stored with the job's documents), with the latest

@@ -8,7 +8,7 @@ import { asStorageError } from '../store/storage-fault.js';
 import type { JobDocs } from '../store/job-docs.js';
 import type { Store } from '../store/store.js';
 import { planCreate, type CreateParams, type CreatePlan } from './create-request.js';
-import type { EngineName, InteractiveProfile, Job } from './job.js';
+import type { EngineName, InteractiveProfile, Job } from '../model/job.js';
 import { newJob, storeNewJob } from './new-job.js';
 import type { RunFolder } from './run-folder.js';
 

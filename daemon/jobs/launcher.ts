@@ -13,14 +13,14 @@ import type { JobSandbox } from '../sandbox/job-sandbox.js';
 import { readStat } from '../process/proc.js';
 import type { ExitInfo, Spawner } from '../process/spawn.js';
 import type { Store } from '../store/store.js';
-import type { JobEvents } from './events.js';
-import type { EngineName, Job } from './job.js';
+import type { EngineName, Job } from '../model/job.js';
 import type { RunFolder } from './run-folder.js';
-import { isTerminal } from './states.js';
+import { isTerminal } from '../model/states.js';
 import { StickySession, type AdoptedSession } from './sticky-session.js';
 import type { TurnPlan } from './turn-plan.js';
 import { adoptTurn, startTurn, type TurnHandle } from './turn.js';
 import { guardWorkspace } from './workspace-guard.js';
+import type { JobEvents } from '../model/events.js';
 
 export interface LauncherDeps {
   spawner: Spawner;

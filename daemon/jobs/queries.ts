@@ -1,11 +1,11 @@
 import { SkilldError, type WarningCode } from '../../rpc/errors.js';
 import type { JobDocs, StoredRequest } from '../store/job-docs.js';
 import type { Store } from '../store/store.js';
-import type { Pending } from './gate.js';
-import type { Interaction } from './interactions.js';
-import type { Job, JobError } from './job.js';
+import type { Pending } from '../model/gate.js';
+import type { Interaction } from '../model/interactions.js';
+import type { Job, JobError } from '../model/job.js';
 import { RunFolder } from './run-folder.js';
-import { isTerminal } from './states.js';
+import { isTerminal } from '../model/states.js';
 
 /** The answer of `jobs/result` (docs/protocol.md); `left_out` only when an artifact was left out. */
 export interface JobResultAnswer {

@@ -5,7 +5,7 @@ import type { RetentionConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { crashPoint } from '../store/crash-points.js';
 import type { ExpiryQuery, Store } from '../store/store.js';
-import type { JobStatus } from './states.js';
+import type { JobStatus } from '../model/states.js';
 
 /** What `jobs/prune` removes: jobs finished longer ago than `older_than_ms` (0: all), of `statuses`. */
 export interface PruneSelection {

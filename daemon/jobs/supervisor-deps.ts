@@ -7,9 +7,9 @@ import type { SkillRegistry } from '../skills/registry.js';
 import type { SlotPool } from '../slots/pool.js';
 import type { JobDocs } from '../store/job-docs.js';
 import type { Store } from '../store/store.js';
-import type { JobEvents } from './events.js';
-import type { EngineName, InteractiveProfile } from './job.js';
+import type { EngineName, InteractiveProfile } from '../model/job.js';
 import type { JobQueries } from './queries.js';
+import type { JobEvents } from '../model/events.js';
 
 /** What the supervisor runs jobs with (daemon/main.ts puts it together). */
 export interface SupervisorDeps {

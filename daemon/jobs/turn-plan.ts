@@ -5,8 +5,8 @@ import { routePrompt, type PromptRoute } from '../engines/prompt-route.js';
 import { ENGINES } from '../engines/registry.js';
 import { inputPaths, type InputPath } from '../sandbox/input-paths.js';
 import type { SkillDefinition } from '../skills/manifest.js';
-import { lastResponse, type Interaction } from './interactions.js';
-import type { Job, JobError } from './job.js';
+import { lastResponse, type Interaction } from '../model/interactions.js';
+import type { Job, JobError } from '../model/job.js';
 import { firstTurnPrompt, replyPrompt } from './prompt.js';
 import type { RunFolder } from './run-folder.js';
 

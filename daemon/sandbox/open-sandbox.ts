@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { dirname } from 'node:path';
 import { ConfigError, type Config } from '../config.js';
 import type { ShortRunner } from '../engines/probe.js';
-import { ENGINE_NAMES, type EngineName } from '../jobs/job.js';
+import { ENGINE_NAMES, type EngineName } from '../model/job.js';
 import type { Logger } from '../logger.js';
 import { engineHome } from './engine-homes.js';
 import { ownPlace } from './input-paths.js';

@@ -2,8 +2,7 @@ import { basename, join, normalize } from 'node:path';
 import { jsonProblem } from '../../rpc/json-problem.js';
 import { didYouMean } from '../../rpc/nearest.js';
 import { parseSkillLimits, type Limits } from '../config-sandbox.js';
-import type { ApprovalMode } from '../engines/live-session.js';
-import { ENGINE_NAMES, type EngineName, type ExecutionMode } from '../jobs/job.js';
+import { ENGINE_NAMES, type ApprovalMode, type EngineName, type ExecutionMode } from '../model/job.js';
 import { compileSchema, type Validator } from './json-schema.js';
 import { OutsideSkillError, readSkillFiles, type SkillFiles } from './skill-files.js';
 

@@ -1,5 +1,5 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import type { EventCursor, EventPage, JobEventRecord } from '../jobs/events.js';
+import type { EventCursor, EventPage, JobEventRecord } from '../model/events.js';
 
 /** What one read of the file asks for; a longer line is read whole, in larger reads. */
 const CHUNK_BYTES = 64 * 1024;

@@ -1,6 +1,6 @@
-import type { Pending } from '../jobs/gate.js';
-import type { Interaction } from '../jobs/interactions.js';
-import type { Job } from '../jobs/job.js';
+import type { Pending } from '../model/gate.js';
+import type { Interaction } from '../model/interactions.js';
+import type { Job } from '../model/job.js';
 import { patchSkillMd } from '../jobs/prompt.js';
 import { RunFolder } from '../jobs/run-folder.js';
 import type { JobDocs, JobResult, NewJobDocs, StoredRequest } from './job-docs.js';

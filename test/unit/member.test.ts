@@ -8,7 +8,7 @@ import { HostLease } from '../../daemon/cluster/host-lease.js';
 import type { Mailbox } from '../../daemon/cluster/mailbox.js';
 import { ClusterMember } from '../../daemon/cluster/member.js';
 import { JobRouter } from '../../daemon/cluster/router.js';
-import type { Job, JobError } from '../../daemon/jobs/job.js';
+import type { Job, JobError } from '../../daemon/model/job.js';
 import { createLogger } from '../../daemon/logger.js';
 import { SlotPool } from '../../daemon/slots/pool.js';
 import { migrate } from '../../daemon/store/pg/migrations.js';

@@ -6,8 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../../daemon/clock.js';
-import { cursorAfter, type JobEventRecord } from '../../daemon/jobs/events.js';
-import type { Job } from '../../daemon/jobs/job.js';
+import type { Job } from '../../daemon/model/job.js';
 import { RunFolder } from '../../daemon/jobs/run-folder.js';
 import { createLogger } from '../../daemon/logger.js';
 import { LowdbStore } from '../../daemon/store/lowdb-store.js';
@@ -25,6 +24,7 @@ import { makeJob } from '../helpers/jobs.js';
 import { losingPool } from '../helpers/losing-pool.js';
 import type { ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';
 import { storedEvents } from '../helpers/job-events.js';
+import { cursorAfter, type JobEventRecord } from '../../daemon/model/events.js';
 
 const started = await testPostgres();
 const skip = typeof started === 'string' ? started : false;

@@ -3,7 +3,7 @@
 import t from 'tap';
 import type { EngineConfig } from '../../daemon/config.js';
 import { ProfileProbe, type ShortRunner } from '../../daemon/engines/probe.js';
-import type { EngineName } from '../../daemon/jobs/job.js';
+import type { EngineName } from '../../daemon/model/job.js';
 import type { ShortRun } from '../../daemon/process/run-short.js';
 
 const engine = (command: string): EngineConfig => ({ command: [command], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } });

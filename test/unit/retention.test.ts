@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Job } from '../../daemon/jobs/job.js';
+import type { Job } from '../../daemon/model/job.js';
 import { ORPHAN_GRACE_MS, Retention } from '../../daemon/jobs/retention.js';
 import { createLogger } from '../../daemon/logger.js';
 import { LowdbStore } from '../../daemon/store/lowdb-store.js';

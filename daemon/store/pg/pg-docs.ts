@@ -1,9 +1,9 @@
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SkilldError } from '../../../rpc/errors.js';
-import type { Pending } from '../../jobs/gate.js';
-import type { Interaction } from '../../jobs/interactions.js';
-import type { Job } from '../../jobs/job.js';
+import type { Pending } from '../../model/gate.js';
+import type { Interaction } from '../../model/interactions.js';
+import type { Job } from '../../model/job.js';
 import { patchSkillMd } from '../../jobs/prompt.js';
 import { RunFolder } from '../../jobs/run-folder.js';
 import type { JobDocs, JobResult, NewJobDocs, StoredRequest } from '../job-docs.js';

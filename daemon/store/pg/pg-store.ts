@@ -1,5 +1,5 @@
-import type { Job } from '../../jobs/job.js';
-import { isTerminal, JOB_STATUSES, type JobStatus } from '../../jobs/states.js';
+import type { Job } from '../../model/job.js';
+import { isTerminal, JOB_STATUSES, type JobStatus } from '../../model/states.js';
 import type { ExpiredJob, ExpiryQuery, JobQuery, ProcessRecord, Store, StoreNotice } from '../store.js';
 import { SkilldError } from '../../../rpc/errors.js';
 import { HostLease } from '../../cluster/host-lease.js';
