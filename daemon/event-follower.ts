@@ -1,5 +1,5 @@
 import type { Connection } from '../rpc/connection.js';
-import type { Clock, Timer } from './clock.js';
+import type { Clock, Timer } from './base/clock.js';
 import { cursorAfter, type EventCursor, type JobEventRecord, type JobEvents } from './model/events.js';
 
 /** Bytes of events one read of the store gives a follower; it reads the next page once the client has taken this one. */

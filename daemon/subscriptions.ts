@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { SkilldError } from '../rpc/errors.js';
-import type { Clock } from './clock.js';
+import type { Clock } from './base/clock.js';
 import { Follower, type EventOutlet } from './event-follower.js';
-import type { Logger } from './logger.js';
+import type { Logger } from './base/logger.js';
 import type { JobEventRecord, JobEvents } from './model/events.js';
 
 interface Subscription {

@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { Clock } from '../base/clock.js';
+import type { Config } from '../base/config.js';
+import type { Logger } from '../base/logger.js';
 import type { SlotPool } from '../slots/pool.js';
 import { Listener } from '../store/pg/listener.js';
 import { EVENTS_CHANNEL } from '../store/pg/pg-events.js';

@@ -1,4 +1,4 @@
-import type { EngineConfig } from '../config.js';
+import type { EngineConfig } from '../base/config.js';
 import type { EngineName, InteractiveProfile } from '../model/job.js';
 import type { ShortRun } from '../process/run-short.js';
 import { ENGINES } from './registry.js';

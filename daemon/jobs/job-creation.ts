@@ -1,6 +1,6 @@
 import { SkilldError } from '../../rpc/errors.js';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Clock } from '../base/clock.js';
+import type { Config } from '../base/config.js';
 import { inputPaths } from '../sandbox/input-paths.js';
 import type { JobSandbox } from '../sandbox/job-sandbox.js';
 import type { SkillRegistry } from '../skills/registry.js';

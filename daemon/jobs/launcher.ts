@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { effectiveLimits } from '../config-sandbox.js';
+import type { Clock } from '../base/clock.js';
+import type { Config } from '../base/config.js';
+import { effectiveLimits } from '../base/config-sandbox.js';
 import { AgentMessages } from '../engines/agent-text.js';
 import { withoutAskUserBlock } from '../engines/ask-user.js';
 import type { TurnParser } from '../engines/engine.js';
 import type { ApprovalRequest, LiveStart } from '../engines/live-session.js';
 import { readRecord } from '../process/keeper.js';
 import { ENGINES } from '../engines/registry.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import type { JobSandbox } from '../sandbox/job-sandbox.js';
 import { readStat } from '../process/proc.js';
 import type { ExitInfo, Spawner } from '../process/spawn.js';

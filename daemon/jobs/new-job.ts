@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../base/config.js';
 import type { JobDocs } from '../store/job-docs.js';
 import { checkApprovals } from './approvals.js';
 import type { CreateParams, CreatePlan } from './create-request.js';

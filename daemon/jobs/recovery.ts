@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import type { Spawner } from '../process/spawn.js';
 import type { Store } from '../store/store.js';
 import type { KeyedLock } from './keyed-lock.js';

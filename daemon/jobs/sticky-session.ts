@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Clock, Timer } from '../clock.js';
+import type { Clock, Timer } from '../base/clock.js';
 import type { ParsedTurn } from '../engines/engine.js';
 import { LiveSessionClosed, type ApprovalDecision, type ApprovalRequest, type LiveEvent, type LiveProtocol, type LiveSession, type LiveStart, type LiveTurnResult } from '../engines/live-session.js';
 import { MAX_ENGINE_LINE_BYTES, type EngineProcess, type ExitInfo, type OutputStream, type Spawner } from '../process/spawn.js';

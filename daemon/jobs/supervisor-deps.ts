@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { Clock } from '../base/clock.js';
+import type { Config } from '../base/config.js';
+import type { Logger } from '../base/logger.js';
 import type { Spawner } from '../process/spawn.js';
 import type { JobSandbox } from '../sandbox/job-sandbox.js';
 import type { SkillRegistry } from '../skills/registry.js';

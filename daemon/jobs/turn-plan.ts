@@ -1,5 +1,5 @@
 import { SkilldError } from '../../rpc/errors.js';
-import type { Limits } from '../config-sandbox.js';
+import type { Limits } from '../base/config-sandbox.js';
 import type { EngineAdapter } from '../engines/engine.js';
 import { routePrompt, type PromptRoute } from '../engines/prompt-route.js';
 import { ENGINES } from '../engines/registry.js';

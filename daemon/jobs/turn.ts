@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { ParsedTurn, TurnParser } from '../engines/engine.js';
 import type { EngineLimits, LimitHit } from '../process/cgroup-limits.js';
 import type { EngineProcess, ExitInfo, OutputStream, Spawner } from '../process/spawn.js';

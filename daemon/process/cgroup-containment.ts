@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { ProcessRecord } from '../store/store.js';
 import { limitHit, setV2Limits, type LimitHit } from './cgroup-limits.js';
 import { cgroupPids, cgroupPopulated, createCgroup, engineCgroupName, engineCgroups, joinCgroupArgv, killCgroup, removeCgroup } from './cgroup.js';

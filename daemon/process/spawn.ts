@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { execa } from 'execa';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { ProcessRecord } from '../store/store.js';
 import { prepareSandbox, type SandboxLaunch } from '../sandbox/launch.js';
 import { OpenPathError } from '../sandbox/open-path.js';

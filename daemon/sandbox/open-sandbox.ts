@@ -1,10 +1,10 @@
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname } from 'node:path';
-import { ConfigError, type Config } from '../config.js';
+import { ConfigError, type Config } from '../base/config.js';
 import type { ShortRunner } from '../engines/probe.js';
 import { ENGINE_NAMES, type EngineName } from '../model/job.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import { engineHome } from './engine-homes.js';
 import { ownPlace } from './input-paths.js';
 import { JobSandbox, type SandboxSetup } from './job-sandbox.js';

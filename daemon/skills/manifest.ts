@@ -1,7 +1,7 @@
 import { basename, join, normalize } from 'node:path';
 import { jsonProblem } from '../../rpc/json-problem.js';
 import { didYouMean } from '../../rpc/nearest.js';
-import { parseSkillLimits, type Limits } from '../config-sandbox.js';
+import { parseSkillLimits, type Limits } from '../base/config-sandbox.js';
 import { ENGINE_NAMES, type ApprovalMode, type EngineName, type ExecutionMode } from '../model/job.js';
 import { compileSchema, type Validator } from './json-schema.js';
 import { OutsideSkillError, readSkillFiles, type SkillFiles } from './skill-files.js';

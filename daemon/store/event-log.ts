@@ -1,6 +1,6 @@
 import { stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import { appendWhole } from './durable-file.js';
 import { readEventPage } from './event-file.js';
 import { cursorAfter, type EventCursor, type EventListener, type EventPage, type JobEventRecord, type JobEvents, type JobEventType } from '../model/events.js';

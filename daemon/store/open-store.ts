@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Clock } from '../base/clock.js';
+import type { Config } from '../base/config.js';
 import { EventLog } from './event-log.js';
 import { FolderDocs } from './folder-docs.js';
 import type { JobDocs } from './job-docs.js';

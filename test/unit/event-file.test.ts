@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Clock } from '../../daemon/clock.js';
+import type { Clock } from '../../daemon/base/clock.js';
 import { EventLog } from '../../daemon/store/event-log.js';
 import { readEventPage } from '../../daemon/store/event-file.js';
 import { storedEvents } from '../helpers/job-events.js';

@@ -9,7 +9,7 @@ import type { Mailbox } from '../../daemon/cluster/mailbox.js';
 import { ClusterMember } from '../../daemon/cluster/member.js';
 import { JobRouter } from '../../daemon/cluster/router.js';
 import type { Job, JobError } from '../../daemon/model/job.js';
-import { createLogger } from '../../daemon/logger.js';
+import { createLogger } from '../../daemon/base/logger.js';
 import { SlotPool } from '../../daemon/slots/pool.js';
 import { migrate } from '../../daemon/store/pg/migrations.js';
 import { jobRow, PgStore } from '../../daemon/store/pg/pg-store.js';

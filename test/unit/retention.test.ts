@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Job } from '../../daemon/model/job.js';
 import { ORPHAN_GRACE_MS, Retention } from '../../daemon/jobs/retention.js';
-import { createLogger } from '../../daemon/logger.js';
+import { createLogger } from '../../daemon/base/logger.js';
 import { LowdbStore } from '../../daemon/store/lowdb-store.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { makeJob } from '../helpers/jobs.js';

@@ -13,7 +13,7 @@ import { join, relative } from 'node:path';
 import type { Job } from '../../daemon/model/job.js';
 import { Retention } from '../../daemon/jobs/retention.js';
 import { isTerminal } from '../../daemon/model/states.js';
-import { createLogger } from '../../daemon/logger.js';
+import { createLogger } from '../../daemon/base/logger.js';
 import { watchCrashPoints, type CrashPoint } from '../../daemon/store/crash-points.js';
 import { LowdbStore } from '../../daemon/store/lowdb-store.js';
 import type { Store } from '../../daemon/store/store.js';

@@ -6,10 +6,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Limiter } from '../../rpc/limiter.js';
-import type { Clock } from '../../daemon/clock.js';
+import type { Clock } from '../../daemon/base/clock.js';
 import { FOLLOW_PAGE_BYTES, LIVE_BACKLOG_BYTES, type EventOutlet } from '../../daemon/event-follower.js';
 import { EventLog } from '../../daemon/store/event-log.js';
-import { createLogger } from '../../daemon/logger.js';
+import { createLogger } from '../../daemon/base/logger.js';
 import { Subscriptions } from '../../daemon/subscriptions.js';
 import type { EventCursor, EventListener, EventPage, JobEventRecord, JobEvents, JobEventType } from '../../daemon/model/events.js';
 
