@@ -1,7 +1,7 @@
 import { loadSkill, type SkillDefinition } from '../skills/manifest.js';
 import type { JobDocs } from '../store/job-docs.js';
 import type { Job } from '../model/job.js';
-import type { RunFolder } from './run-folder.js';
+import type { RunFolder } from '../model/run-folder.js';
 
 /** What a job's turns are built from: its skill snapshot and its request. */
 export interface JobBasis {

@@ -10,7 +10,7 @@ import type { Store } from '../store/store.js';
 import { planCreate, type CreateParams, type CreatePlan } from './create-request.js';
 import type { EngineName, InteractiveProfile, Job } from '../model/job.js';
 import { newJob, storeNewJob } from './new-job.js';
-import type { RunFolder } from './run-folder.js';
+import type { RunFolder } from '../model/run-folder.js';
 
 export interface CreationDeps {
   config: Config;

@@ -14,7 +14,7 @@ import { readStat } from '../process/proc.js';
 import type { ExitInfo, Spawner } from '../process/spawn.js';
 import type { Store } from '../store/store.js';
 import type { EngineName, Job } from '../model/job.js';
-import type { RunFolder } from './run-folder.js';
+import type { RunFolder } from '../model/run-folder.js';
 import { isTerminal } from '../model/states.js';
 import { StickySession, type AdoptedSession } from './sticky-session.js';
 import type { TurnPlan } from './turn-plan.js';

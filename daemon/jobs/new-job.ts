@@ -4,7 +4,7 @@ import type { JobDocs } from '../store/job-docs.js';
 import { checkApprovals } from './approvals.js';
 import type { CreateParams, CreatePlan } from './create-request.js';
 import type { InteractiveProfile, Job } from '../model/job.js';
-import type { RunFolder } from './run-folder.js';
+import type { RunFolder } from '../model/run-folder.js';
 import { checkFirstPrompt } from './turn-plan.js';
 
 /**

@@ -5,7 +5,7 @@ import type { KeyedLock } from './keyed-lock.js';
 import type { Job } from '../model/job.js';
 import type { Launcher, StickyHooks } from './launcher.js';
 import { primeCounting } from './output-seen.js';
-import type { RunFolder } from './run-folder.js';
+import type { RunFolder } from '../model/run-folder.js';
 import type { StickySession } from './sticky-session.js';
 import type { TurnHandle } from './turn.js';
 import { stopLeftovers } from './turn-start.js';

@@ -13,12 +13,12 @@ import { JobTasks } from './job-tasks.js';
 import { KeyedLock } from './keyed-lock.js';
 import { forgetRecord } from '../process/keeper.js';
 import { Launcher, storeSession, type StickyHooks } from './launcher.js';
-import { replyPrompt } from './prompt.js';
+import { replyPrompt } from '../model/prompt.js';
 import type { JobQueries } from './queries.js';
-import type { RunFolder } from './run-folder.js';
+import type { RunFolder } from '../model/run-folder.js';
 import { SettleWaiters } from './settle-waiters.js';
 import { isTerminal, nextStatus, type JobEvent } from '../model/states.js';
-import { decideReport, prepareTurn } from './turn-start.js';
+import { decideReport, prepareTurn, startAttempt } from './turn-start.js';
 import { leaveOrStop, Recoveries, recoverJobs } from './recovery.js';
 import type { ReplyParams } from './reply-check.js';
 import { Replies } from './replies.js';
@@ -207,7 +207,7 @@ export class Supervisor {
     const { skill, plan } = prepared;
     const attempt = job.attempt + 1;
     // The attempt's folder first: a job must never be running without the place its logs go.
-    await folder.startAttempt(attempt, plan.prompt);
+    await startAttempt(folder, attempt, plan.prompt);
     // The keeper of an earlier turn is no record of this one: a restart before the process starts finds none.
     forgetRecord(folder.engineDir);
     // A job's isolation is decided as its first turn starts, by the host that runs it, for good.
@@ -236,7 +236,7 @@ export class Supervisor {
   async #continueSticky(job: Job, session: StickySession, response: unknown): Promise<Job> {
     const attempt = job.attempt + 1;
     const prompt = replyPrompt(response);
-    await this.runFolder(job.job_id).startAttempt(attempt, prompt);
+    await startAttempt(this.runFolder(job.job_id), attempt, prompt);
     const next = await this.#apply(job, 'continue', { attempt, pending_interaction_id: null, wait_deadline_at: null });
     await this.#sendStickyTurn(next, session, prompt);
     return next;

@@ -7,8 +7,8 @@ import { inputPaths, type InputPath } from '../sandbox/input-paths.js';
 import type { SkillDefinition } from '../skills/manifest.js';
 import { lastResponse, type Interaction } from '../model/interactions.js';
 import type { Job, JobError } from '../model/job.js';
-import { firstTurnPrompt, replyPrompt } from './prompt.js';
-import type { RunFolder } from './run-folder.js';
+import { firstTurnPrompt, replyPrompt } from '../model/prompt.js';
+import type { RunFolder } from '../model/run-folder.js';
 
 /** What the next turn runs: its prompt and argv, and whether it resumes a saved session. */
 export interface TurnPlan {

@@ -4,7 +4,8 @@ import { didYouMean } from '../../rpc/nearest.js';
 import { parseSkillLimits, type Limits } from '../base/config-sandbox.js';
 import { ENGINE_NAMES, type ApprovalMode, type EngineName, type ExecutionMode } from '../model/job.js';
 import { compileSchema, type Validator } from './json-schema.js';
-import { OutsideSkillError, readSkillFiles, type SkillFiles } from './skill-files.js';
+import { OutsideSkillError, readSkillFiles } from './skill-files.js';
+import type { SkillFiles } from '../model/skill-snapshot.js';
 
 export const SKILL_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 export const SCHEMA_KEYS = ['input', 'parameter', 'output'] as const;

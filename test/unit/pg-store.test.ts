@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../../daemon/base/clock.js';
 import type { Job } from '../../daemon/model/job.js';
-import { RunFolder } from '../../daemon/jobs/run-folder.js';
+import { RunFolder } from '../../daemon/model/run-folder.js';
 import { createLogger } from '../../daemon/base/logger.js';
 import { LowdbStore } from '../../daemon/store/lowdb-store.js';
 import { migrate, SCHEMA_VERSION, SchemaVersionError } from '../../daemon/store/pg/migrations.js';

@@ -3,7 +3,7 @@ import { SkilldError } from '../../rpc/errors.js';
 import { ENGINES } from '../../daemon/engines/registry.js';
 import type { Interaction } from '../../daemon/model/interactions.js';
 import type { EngineName, Job, ProfileKind } from '../../daemon/model/job.js';
-import { RunFolder } from '../../daemon/jobs/run-folder.js';
+import { RunFolder } from '../../daemon/model/run-folder.js';
 import { checkFirstPrompt, checkReply, planTurn, type TurnPlan } from '../../daemon/jobs/turn-plan.js';
 
 const COMMAND = ['/usr/bin/engine'];

@@ -1,4 +1,4 @@
-import type { ExecutionMode } from '../model/job.js';
+import type { ExecutionMode } from './job.js';
 
 /**
  * Runtime patches appended to the run's copy of SKILL.md (TP-4..TP-7): artifact redirection in both
