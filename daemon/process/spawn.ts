@@ -9,7 +9,7 @@ import { OpenPathError } from '../sandbox/open-path.js';
 import type { SandboxPlan } from '../sandbox/plan.js';
 import { V1Groups, jobGroupsV1, type EngineLimits, type LimitHit, type LimitSupport } from './cgroup-limits.js';
 import { StartError, type Containment, type Hold, type Launch } from './containment.js';
-import { execError } from './executable.js';
+import { execError } from '../sandbox/executable.js';
 import { GATE_FD, KEEPER_FILES, KEEPER_VERSION, currentBootId, gatedArgv, keeperArgv, writeRecord, type KeeperRecord } from './keeper.js';
 import { KeptProcess, makeFifo, type EngineProcess, type ExitInfo, type OutputSink } from './kept-process.js';
 import { takeUp, type Adopted, type AdoptRequest } from './take-up.js';
