@@ -12,7 +12,7 @@ export interface JobBasis {
 /**
  * The bases of active jobs, kept from their creation; after a restart one is read back the first
  * time a turn needs it: the skill from the run folder (`JobDocs.prepare` has made it), the
- * request from the job's documents. The supervisor forgets a finished job's.
+ * request from the job's documents. The supervisor's moves (moves.ts) forget a finished job's.
  */
 export class JobBases {
   readonly #docs: JobDocs;
