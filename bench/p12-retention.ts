@@ -9,8 +9,8 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ORPHAN_GRACE_MS, Retention } from '../daemon/jobs/retention.js';
-import { createLogger } from '../daemon/logger.js';
-import { systemClock } from '../daemon/clock.js';
+import { createLogger } from '../daemon/base/logger.js';
+import { systemClock } from '../daemon/base/clock.js';
 import { LowdbStore } from '../daemon/store/lowdb-store.js';
 import type { RpcClient } from '../rpc/client.js';
 import type { BenchContext, Benchmark } from './lib/context.js';

@@ -1,5 +1,5 @@
 /**
- * The values skillctl's options allow, as the daemon defines them (daemon/jobs/states.ts and
+ * The values skillctl's options allow, as the daemon defines them (daemon/model/states.ts and
  * job.ts; a unit test keeps these in step). Checked before anything is sent: a bad value is a
  * usage error that lists them.
  */

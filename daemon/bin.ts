@@ -2,8 +2,8 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { parseArgs } from 'node:util';
-import { ConfigError, defaultConfigPath, loadConfig, LOG_FORMATS, LOG_LEVELS, type ConfigSources } from './config.js';
-import { createLogger } from './logger.js';
+import { ConfigError, defaultConfigPath, loadConfig, LOG_FORMATS, LOG_LEVELS, type ConfigSources } from './base/config.js';
+import { createLogger } from './base/logger.js';
 import { BUNDLED_SKILLS_DIR, readVersion, startDaemon } from './main.js';
 import { StateDirLockedError } from './state-lock.js';
 import type { ListenTarget } from '../rpc/server.js';

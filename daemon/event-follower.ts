@@ -1,6 +1,6 @@
 import type { Connection } from '../rpc/connection.js';
-import type { Clock, Timer } from './clock.js';
-import { cursorAfter, type EventCursor, type JobEventRecord, type JobEvents } from './jobs/events.js';
+import type { Clock, Timer } from './base/clock.js';
+import { cursorAfter, type EventCursor, type JobEventRecord, type JobEvents } from './model/events.js';
 
 /** Bytes of events one read of the store gives a follower; it reads the next page once the client has taken this one. */
 export const FOLLOW_PAGE_BYTES = 256 * 1024;

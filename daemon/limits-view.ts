@@ -1,4 +1,4 @@
-import type { Limits } from './config-sandbox.js';
+import type { Limits } from './base/config-sandbox.js';
 import type { LimitPlace, LimitSupport } from './process/cgroup-limits.js';
 import type { SandboxView } from './sandbox/job-sandbox.js';
 import { WORKSPACE_CHECK_MS } from './jobs/workspace-guard.js';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { SkilldError } from '../rpc/errors.js';
-import type { Clock } from './clock.js';
+import type { Clock } from './base/clock.js';
 import { Follower, type EventOutlet } from './event-follower.js';
-import type { JobEventRecord, JobEvents } from './jobs/events.js';
-import type { Logger } from './logger.js';
+import type { Logger } from './base/logger.js';
+import type { JobEventRecord, JobEvents } from './model/events.js';
 
 interface Subscription {
   id: string;

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Job } from '../../daemon/jobs/job.js';
+import type { Job } from '../../daemon/model/job.js';
 import { encodeFinishedJob } from '../../daemon/store/finished-log.js';
 import { TEST_SKILLS } from './paths.js';
 

@@ -1,9 +1,8 @@
-import type { Job } from '../jobs/job.js';
+import type { Job } from '../model/job.js';
+import { fence } from '../store/pg/host-fence.js';
+import { QUEUED_CHANNEL } from '../store/pg/pg-docs.js';
 import { inTransaction, type Pool } from '../store/pg/pool.js';
-import { HostLease } from './host-lease.js';
-
-/** The channel a new or released queued job is announced on: every host's claimer listens. */
-export const QUEUED_CHANNEL = 'skilld_queued';
+import type { HostLease } from './host-lease.js';
 
 /** SQL: the job waits in a live process (its reply goes to that process). */
 const STICKY = `coalesce(doc->'interactive_profile'->>'kind' = 'sticky_process', false)`;
@@ -57,7 +56,7 @@ export class Custody {
            AND (engine = ANY($3) OR NOT EXISTS (SELECT 1 FROM skilld.hosts h WHERE h.state = 'live' AND h.lease_until > now() AND j.engine = ANY(h.engines)))
          ORDER BY created_at, job_id LIMIT $4 FOR UPDATE SKIP LOCKED)
        UPDATE skilld.jobs j SET owner_host = $1, owner_epoch = $2 FROM c
-       WHERE j.job_id = c.job_id AND ${HostLease.fence('$1', '$2')}
+       WHERE j.job_id = c.job_id AND ${fence('$1', '$2')}
        RETURNING j.job_id`,
       [this.#lease.hostId, this.#lease.epoch, engines, count],
     );
@@ -79,7 +78,7 @@ export class Custody {
     if (take) {
       const { rowCount } = await this.#pool.query(
         `UPDATE skilld.jobs SET owner_host = $2, owner_epoch = $3
-         WHERE job_id = $1 AND owner_host IS NULL AND status IN ('queued', 'running', 'waiting_user') AND ${HostLease.fence('$2', '$3')}`,
+         WHERE job_id = $1 AND owner_host IS NULL AND status IN ('queued', 'running', 'waiting_user') AND ${fence('$2', '$3')}`,
         [jobId, this.#lease.hostId, this.#lease.epoch],
       );
       if (rowCount === 1) return { host: this.#lease.hostId, took: true, gone: false };
@@ -142,7 +141,7 @@ export class Custody {
          WHERE j.status IN ('queued', 'running', 'waiting_user') AND h.state = 'reaped' AND h.left_at <= now() - $3 * interval '1 second'
          ORDER BY j.job_id LIMIT 100 FOR UPDATE OF j SKIP LOCKED)
        UPDATE skilld.jobs j SET owner_host = $1, owner_epoch = $2, taken_from = o.host_id FROM o
-       WHERE j.job_id = o.job_id AND ${HostLease.fence('$1', '$2')}`,
+       WHERE j.job_id = o.job_id AND ${fence('$1', '$2')}`,
       [this.#lease.hostId, this.#lease.epoch, graceSec],
     );
     return rowCount ?? 0;

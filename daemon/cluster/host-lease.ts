@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileDurably } from '../store/durable-file.js';
+import type { HostEpoch } from '../store/pg/host-fence.js';
 import { inTransaction, type Pool } from '../store/pg/pool.js';
 
 /** What a host tells the others about itself (`daemon/status` of any host shows it). */
@@ -54,10 +55,10 @@ export class HostInUseError extends Error {
  * This daemon's row among the hosts of a shared store, and its lease. The lease is kept in the
  * database's time (hosts' clocks may differ) and renewed every third of its length; a host whose
  * lease lapsed is taken for gone, and its jobs are settled by another (cluster/reaper.ts). Each
- * start is a new epoch: a write of an older epoch is refused (`fence`), so a host that was taken
+ * start is a new epoch: a write of an older epoch is refused (store/pg/host-fence.ts), so a host that was taken
  * for gone cannot change the jobs that were settled for it, even if it is still running.
  */
-export class HostLease {
+export class HostLease implements HostEpoch {
   readonly hostId: string;
   readonly ttlMs: number;
   readonly #pool: Pool;
@@ -128,11 +129,6 @@ export class HostLease {
       `UPDATE skilld.hosts SET state = 'stopped', lease_until = now(), left_at = now() WHERE host_id = $1 AND epoch = $2 AND state = 'live'`,
       [this.hostId, this.#epoch],
     );
-  }
-
-  /** The SQL condition under which a write of this host counts: its epoch is current. Parameters `$me` and `$epoch` are the caller's. */
-  static fence(me: string, epoch: string): string {
-    return `EXISTS (SELECT 1 FROM skilld.hosts WHERE host_id = ${me} AND epoch = ${epoch} AND state = 'live')`;
   }
 }
 

@@ -1,14 +1,24 @@
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { Clock } from '../base/clock.js';
+import type { Config } from '../base/config.js';
+import type { Logger } from '../base/logger.js';
 import type { SlotPool } from '../slots/pool.js';
 import { Listener } from '../store/pg/listener.js';
-import { EVENTS_CHANNEL } from '../store/pg/pg-events.js';
-import type { SharedStorage } from './shared-storage.js';
-import { QUEUED_CHANNEL } from './custody.js';
-import { bootToken } from './host-lease.js';
+import { QUEUED_CHANNEL } from '../store/pg/pg-docs.js';
+import { EVENTS_CHANNEL, type PgEvents } from '../store/pg/pg-events.js';
+import type { Pool } from '../store/pg/pool.js';
+import type { Custody } from './custody.js';
+import { bootToken, type HostLease } from './host-lease.js';
 import { ANSWERS_CHANNEL, type Carry, Mailbox, REQUESTS_CHANNEL } from './mailbox.js';
 import { ClusterMember, type MemberJobs } from './member.js';
+
+/** What joining takes of the shared store (cluster/shared-storage.ts opens it). */
+export interface JoinStorage {
+  url: string;
+  pool: Pool;
+  lease: HostLease;
+  custody: Custody;
+  events: PgEvents;
+}
 
 export interface JoinDeps {
   config: Config;
@@ -32,7 +42,7 @@ export interface Membership {
 }
 
 /** Joins the hosts: a new epoch of this host's lease, so that recovery's writes count. */
-export async function joinCluster(shared: SharedStorage, d: JoinDeps): Promise<Membership> {
+export async function joinCluster(shared: JoinStorage, d: JoinDeps): Promise<Membership> {
   await shared.lease.join(await bootToken(d.config.state_dir), d.engines, { version: d.version, pid: process.pid, max_concurrent: d.config.max_concurrent });
   const member = new ClusterMember({
     lease: shared.lease, custody: shared.custody, pool: d.pool, jobs: d.jobs, clock: d.clock, logger: d.logger,

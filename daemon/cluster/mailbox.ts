@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isErrorCode, SkilldError } from '../../rpc/errors.js';
-import type { Clock, Timer } from '../clock.js';
-import type { Logger } from '../logger.js';
+import type { Clock, Timer } from '../base/clock.js';
+import type { Logger } from '../base/logger.js';
 import type { Pool } from '../store/pg/pool.js';
 import { asStorageError } from '../store/storage-fault.js';
 import type { HostLease } from './host-lease.js';

@@ -1,6 +1,6 @@
-import type { Clock, Timer } from '../clock.js';
-import type { JobError } from '../jobs/job.js';
-import type { Logger } from '../logger.js';
+import type { Clock, Timer } from '../base/clock.js';
+import type { JobError } from '../model/job.js';
+import type { Logger } from '../base/logger.js';
 import type { SlotPool } from '../slots/pool.js';
 import type { Custody, TakenJob } from './custody.js';
 import type { HostLease } from './host-lease.js';

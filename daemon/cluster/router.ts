@@ -1,6 +1,6 @@
 import { SkilldError } from '../../rpc/errors.js';
-import { readArtifact, type ArtifactChunk, type ArtifactParams } from '../job-artifacts.js';
-import { readLogs, type LogChunk, type LogJobs, type LogsParams } from '../job-logs.js';
+import { readArtifact, type ArtifactChunk, type ArtifactParams } from '../jobs/job-artifacts.js';
+import { readLogs, type LogChunk, type LogJobs, type LogsParams } from '../jobs/job-logs.js';
 import type { ReplyParams } from '../jobs/reply-check.js';
 import type { Custody } from './custody.js';
 import type { Mailbox, RoutedMethod } from './mailbox.js';

@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { Clock } from '../base/clock.js';
+import type { Config } from '../base/config.js';
+import type { Logger } from '../base/logger.js';
 import type { JobStorage } from '../store/open-store.js';
 import { migrate } from '../store/pg/migrations.js';
 import { PgDocs } from '../store/pg/pg-docs.js';

@@ -1,4 +1,4 @@
-import type { EngineName } from '../jobs/job.js';
+import type { EngineName } from '../model/job.js';
 import type { LiveProtocol } from './live-session.js';
 import type { PromptRules } from './prompt-route.js';
 

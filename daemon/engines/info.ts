@@ -1,5 +1,5 @@
-import type { EngineConfig } from '../config.js';
-import type { EngineName, InteractiveProfile } from '../jobs/job.js';
+import type { EngineConfig } from '../base/config.js';
+import type { EngineName, InteractiveProfile } from '../model/job.js';
 import { runShort } from '../process/run-short.js';
 import { ENGINES } from './registry.js';
 

@@ -1,4 +1,4 @@
-import type { EngineName } from '../jobs/job.js';
+import type { ApprovalMode, EngineName } from '../model/job.js';
 
 /**
  * Live sessions: one engine process that keeps its conversation in memory across turns, driven
@@ -7,9 +7,6 @@ import type { EngineName } from '../jobs/job.js';
  * itself (spawn, logs, stop, timeouts) belongs to `StickySession`, and every decision about the
  * job to the supervisor.
  */
-
-/** How a live engine treats tool use: `auto` runs tools unasked (as one-shot turns do); `ask` turns each permission request into an `approval` event. */
-export type ApprovalMode = 'auto' | 'ask';
 
 export type ApprovalDecision = 'allow' | 'deny';
 

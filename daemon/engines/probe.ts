@@ -1,11 +1,9 @@
-import type { EngineConfig } from '../config.js';
-import type { EngineName, InteractiveProfile } from '../jobs/job.js';
-import type { ShortRun } from '../process/run-short.js';
+import type { EngineConfig } from '../base/config.js';
+import type { EngineName, InteractiveProfile } from '../model/job.js';
+import type { ShortRunner } from '../model/short-run.js';
 import { ENGINES } from './registry.js';
 
 export const PROBE_TIMEOUT_MS = 5000;
-
-export type ShortRunner = (argv: readonly string[], env: Readonly<Record<string, string>>, timeoutMs: number, fds?: readonly number[]) => Promise<ShortRun>;
 
 /**
  * The resume-capability probe (PR-1, PR-2): `<command> --help` must mention the engine's resume

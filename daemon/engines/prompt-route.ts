@@ -1,4 +1,4 @@
-import type { EngineAdapter } from './engine.js';
+import type { EngineName } from '../model/job.js';
 
 /**
  * The largest prompt, in UTF-8 bytes, passed as an argument. Linux refuses to start a process
@@ -19,6 +19,12 @@ export interface PromptRules {
   argvReserved: readonly string[];
 }
 
+/** An engine as far as its prompts go (an `EngineAdapter` is one). */
+export interface PromptTaker {
+  readonly name: EngineName;
+  readonly prompt: PromptRules;
+}
+
 /** How a prompt reaches the engine: as an argument, on stdin (then closed), or not at all and why. */
 export type PromptRoute = { via: 'argv' | 'stdin' } | { via: 'refused'; reason: string };
 
@@ -28,7 +34,7 @@ export type PromptRoute = { via: 'argv' | 'stdin' } | { via: 'refused'; reason: 
  * on a command line `ps` shows every local user; else as an argument while it fits. A blank
  * prompt goes as an argument (Codex ignores a blank one on stdin): it says nothing.
  */
-export function routePrompt(engine: Pick<EngineAdapter, 'name' | 'prompt'>, prompt: string, stdinFree: boolean): PromptRoute {
+export function routePrompt(engine: PromptTaker, prompt: string, stdinFree: boolean): PromptRoute {
   const rules = engine.prompt;
   if (prompt === '' && !rules.emptyOk) return refused(`${engine.name} does not run on an empty prompt`);
   if (rules.maxChars !== null && prompt.length > rules.maxChars) {

@@ -1,4 +1,4 @@
-import type { EngineName } from '../jobs/job.js';
+import type { EngineName } from '../model/job.js';
 import { claude } from './claude.js';
 import { codex } from './codex.js';
 import type { EngineAdapter } from './engine.js';

@@ -1,7 +1,7 @@
 import { SkilldError } from '../../rpc/errors.js';
 import type { ApprovalDecision, ApprovalRequest } from '../engines/live-session.js';
-import type { Pending } from './gate.js';
-import type { Job } from './job.js';
+import type { Pending } from '../model/gate.js';
+import type { Job } from '../model/job.js';
 
 /**
  * Tool approvals as questions: with `approvals: "ask"`, a live engine's permission request puts

@@ -1,8 +1,7 @@
 import { SkilldError } from '../../rpc/errors.js';
-import type { ApprovalMode } from '../engines/live-session.js';
 import type { SkillRegistry } from '../skills/registry.js';
 import type { SkillDefinition } from '../skills/manifest.js';
-import { ENGINE_NAMES, type EngineName, type ExecutionMode } from './job.js';
+import { ENGINE_NAMES, type ApprovalMode, type EngineName, type ExecutionMode } from '../model/job.js';
 
 /** `jobs/create` params after shape validation by the RPC layer. */
 export interface CreateParams {

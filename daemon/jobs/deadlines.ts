@@ -1,4 +1,4 @@
-import type { Clock, Timer } from '../clock.js';
+import type { Clock, Timer } from '../base/clock.js';
 
 /**
  * Wait deadlines: one timer serves the nearest of them (no polling). Due jobs are handed to

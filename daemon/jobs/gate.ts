@@ -2,23 +2,11 @@ import type { JobErrorCode, WarningCode } from '../../rpc/errors.js';
 import { readAskUser, withoutAskUserBlock, type AskUserSignal } from '../engines/ask-user.js';
 import { hasDoneMarker, stripDoneMarker } from '../engines/done-marker.js';
 import type { SchemaIssue, Validator } from '../skills/json-schema.js';
-import type { ExecutionMode, JobError } from './job.js';
+import type { GateDecision, Pending, ProcessOutcome } from '../model/gate.js';
+import type { ExecutionMode } from '../model/job.js';
 import { extractOutput } from './output.js';
 
 export const FALLBACK_PROMPT = 'Please provide your next input.';
-
-/** How the turn's process ended, decided before any output is looked at. */
-export type ProcessOutcome = { kind: 'ok' } | { kind: 'canceled' } | { kind: 'failed'; code: JobErrorCode; message: string; details?: JobError['details'] };
-
-export interface Pending {
-  interaction_id: number;
-  prompt: string;
-  kind: string;
-  options?: Array<{ label: string; value: unknown }>;
-  ui_hints?: Record<string, unknown>;
-  /** What the question is about, as the engine said it (an approval's request). */
-  context?: Record<string, unknown>;
-}
 
 export interface TurnEvidence {
   mode: ExecutionMode;
@@ -32,12 +20,6 @@ export interface TurnEvidence {
   /** Whether waiting needs a session id (resumable profile). */
   waitNeedsSession: boolean;
 }
-
-export type GateDecision =
-  | { status: 'succeeded'; output: Record<string, unknown>; warnings: WarningCode[] }
-  | { status: 'failed'; error: JobError; warnings: WarningCode[] }
-  | { status: 'canceled'; error: JobError; warnings: WarningCode[] }
-  | { status: 'waiting_user'; pending: Pending; warnings: WarningCode[] };
 
 type OutputCheck = { ok: true; output: Record<string, unknown>; repaired: boolean } | { ok: false; reason: string };
 

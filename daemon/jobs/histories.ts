@@ -1,12 +1,12 @@
 import type { JobDocs } from '../store/job-docs.js';
-import type { Pending } from './gate.js';
-import { nextInteractionId, withAsked, type Interaction } from './interactions.js';
+import type { Pending } from '../model/gate.js';
+import { nextInteractionId, withAsked, type Interaction } from '../model/interactions.js';
 
 /**
  * The interaction histories of active jobs (stored with the job's documents), with the latest
  * version of each kept in memory once read or written: a reply, a deadline or a turn reads it
- * without going to the store. The supervisor, the only writer, calls `forget` when a job is
- * finished.
+ * without going to the store. The supervisor is the only writer; its moves
+ * (moves.ts) `forget` a job once it is finished.
  */
 export class Histories {
   readonly #docs: JobDocs;

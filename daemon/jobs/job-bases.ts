@@ -1,7 +1,7 @@
 import { loadSkill, type SkillDefinition } from '../skills/manifest.js';
 import type { JobDocs } from '../store/job-docs.js';
-import type { Job } from './job.js';
-import type { RunFolder } from './run-folder.js';
+import type { Job } from '../model/job.js';
+import type { RunFolder } from '../model/run-folder.js';
 
 /** What a job's turns are built from: its skill snapshot and its request. */
 export interface JobBasis {
@@ -12,7 +12,7 @@ export interface JobBasis {
 /**
  * The bases of active jobs, kept from their creation; after a restart one is read back the first
  * time a turn needs it: the skill from the run folder (`JobDocs.prepare` has made it), the
- * request from the job's documents. The supervisor forgets a finished job's.
+ * request from the job's documents. The supervisor's moves (moves.ts) forget a finished job's.
  */
 export class JobBases {
   readonly #docs: JobDocs;

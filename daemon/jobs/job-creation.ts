@@ -1,6 +1,6 @@
 import { SkilldError } from '../../rpc/errors.js';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Clock } from '../base/clock.js';
+import type { Config } from '../base/config.js';
 import { inputPaths } from '../sandbox/input-paths.js';
 import type { JobSandbox } from '../sandbox/job-sandbox.js';
 import type { SkillRegistry } from '../skills/registry.js';
@@ -8,9 +8,9 @@ import { asStorageError } from '../store/storage-fault.js';
 import type { JobDocs } from '../store/job-docs.js';
 import type { Store } from '../store/store.js';
 import { planCreate, type CreateParams, type CreatePlan } from './create-request.js';
-import type { EngineName, InteractiveProfile, Job } from './job.js';
+import type { EngineName, InteractiveProfile, Job } from '../model/job.js';
 import { newJob, storeNewJob } from './new-job.js';
-import type { RunFolder } from './run-folder.js';
+import type { RunFolder } from '../model/run-folder.js';
 
 export interface CreationDeps {
   config: Config;

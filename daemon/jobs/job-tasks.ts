@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js';
-import type { Logger } from '../logger.js';
+import type { Clock } from '../base/clock.js';
+import type { Logger } from '../base/logger.js';
 import { isStorageFault } from '../store/storage-fault.js';
 import type { KeyedLock } from './keyed-lock.js';
 

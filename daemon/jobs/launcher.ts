@@ -1,26 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { effectiveLimits } from '../config-sandbox.js';
+import type { Clock } from '../base/clock.js';
+import type { Config } from '../base/config.js';
+import { effectiveLimits } from '../base/config-sandbox.js';
 import { AgentMessages } from '../engines/agent-text.js';
 import { withoutAskUserBlock } from '../engines/ask-user.js';
 import type { TurnParser } from '../engines/engine.js';
 import type { ApprovalRequest, LiveStart } from '../engines/live-session.js';
 import { readRecord } from '../process/keeper.js';
 import { ENGINES } from '../engines/registry.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import type { JobSandbox } from '../sandbox/job-sandbox.js';
 import { readStat } from '../process/proc.js';
 import type { ExitInfo, Spawner } from '../process/spawn.js';
 import type { Store } from '../store/store.js';
-import type { JobEvents } from './events.js';
-import type { EngineName, Job } from './job.js';
-import type { RunFolder } from './run-folder.js';
-import { isTerminal } from './states.js';
+import type { EngineName, Job } from '../model/job.js';
+import type { RunFolder } from '../model/run-folder.js';
+import { isTerminal } from '../model/states.js';
 import { StickySession, type AdoptedSession } from './sticky-session.js';
 import type { TurnPlan } from './turn-plan.js';
 import { adoptTurn, startTurn, type TurnHandle } from './turn.js';
 import { guardWorkspace } from './workspace-guard.js';
+import type { JobEvents } from '../model/events.js';
 
 export interface LauncherDeps {
   spawner: Spawner;

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../base/config.js';
 import type { JobDocs } from '../store/job-docs.js';
 import { checkApprovals } from './approvals.js';
 import type { CreateParams, CreatePlan } from './create-request.js';
-import type { InteractiveProfile, Job } from './job.js';
-import type { RunFolder } from './run-folder.js';
+import type { InteractiveProfile, Job } from '../model/job.js';
+import type { RunFolder } from '../model/run-folder.js';
 import { checkFirstPrompt } from './turn-plan.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { OutputStream } from '../process/spawn.js';
-import { cursorAfter, type JobEventRecord, type JobEvents } from './events.js';
+import { cursorAfter, type JobEventRecord, type JobEvents } from '../model/events.js';
 
 /** How much of a job's event log one read takes while counting. */
 const PAGE_BYTES = 1024 * 1024;

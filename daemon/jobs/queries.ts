@@ -1,11 +1,12 @@
 import { SkilldError, type WarningCode } from '../../rpc/errors.js';
 import type { JobDocs, StoredRequest } from '../store/job-docs.js';
 import type { Store } from '../store/store.js';
-import type { Pending } from './gate.js';
-import type { Interaction } from './interactions.js';
-import type { Job, JobError } from './job.js';
-import { RunFolder } from './run-folder.js';
-import { isTerminal } from './states.js';
+import type { Pending } from '../model/gate.js';
+import type { Interaction } from '../model/interactions.js';
+import type { Job, JobError } from '../model/job.js';
+import { RunFolder } from '../model/run-folder.js';
+import { isTerminal } from '../model/states.js';
+import { listArtifacts } from './job-artifacts.js';
 
 /** The answer of `jobs/result` (docs/protocol.md); `left_out` only when an artifact was left out. */
 export interface JobResultAnswer {
@@ -51,7 +52,7 @@ export class JobQueries {
   /** jobs/result: the output once the job ended, the artifacts as they are now, and the links among them left out. */
   async result(jobId: string): Promise<JobResultAnswer> {
     const job = await this.get(jobId);
-    const [saved, { files, leftOut }] = await this.#unlessRemoved(jobId, Promise.all([isTerminal(job.status) ? this.#docs.result(jobId) : null, this.folder(jobId).listArtifacts()]));
+    const [saved, { files, leftOut }] = await this.#unlessRemoved(jobId, Promise.all([isTerminal(job.status) ? this.#docs.result(jobId) : null, listArtifacts(this.folder(jobId))]));
     const answer = { job_id: jobId, status: job.status, output: saved?.output ?? null, artifacts: files, warnings: job.warnings, error: job.error };
     // Found each time the folder is read, so it is not one of the job's own stored warnings.
     return leftOut.length === 0 ? answer : { ...answer, warnings: [...job.warnings, 'ARTIFACT_LINK_OUTSIDE'], left_out: leftOut };

@@ -1,16 +1,16 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import type { Spawner } from '../process/spawn.js';
 import type { Store } from '../store/store.js';
-import type { JobEvents } from './events.js';
 import type { KeyedLock } from './keyed-lock.js';
-import type { Job } from './job.js';
+import type { Job } from '../model/job.js';
 import type { Launcher, StickyHooks } from './launcher.js';
 import { primeCounting } from './output-seen.js';
-import type { RunFolder } from './run-folder.js';
+import type { RunFolder } from '../model/run-folder.js';
 import type { StickySession } from './sticky-session.js';
 import type { TurnHandle } from './turn.js';
 import { stopLeftovers } from './turn-start.js';
 import { turnWasStarted } from '../process/keeper.js';
+import type { JobEvents } from '../model/events.js';
 
 /**
  * A restart's recovery as the supervisor holds it: each job's under its lock, taken at once (a

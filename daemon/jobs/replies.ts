@@ -1,12 +1,12 @@
-import type { Clock } from '../clock.js';
-import type { Logger } from '../logger.js';
+import type { Clock } from '../base/clock.js';
+import type { Logger } from '../base/logger.js';
 import { asStorageError, isStorageFault } from '../store/storage-fault.js';
 import type { Histories } from './histories.js';
-import { pendingKind, withReply, type Interaction, type ResolutionMode } from './interactions.js';
-import type { Job } from './job.js';
+import { pendingKind, withReply, type Interaction, type ResolutionMode } from '../model/interactions.js';
+import type { Job } from '../model/job.js';
 import type { KeyedLock } from './keyed-lock.js';
 import { checkReplyRequest, type ReplyParams } from './reply-check.js';
-import { isTerminal } from './states.js';
+import { isTerminal } from '../model/states.js';
 
 export interface RepliesDeps {
   clock: Clock;

@@ -1,7 +1,7 @@
 import { SkilldError } from '../../rpc/errors.js';
 import { APPROVAL_KIND, checkApprovalReply } from './approvals.js';
-import { isRepeatedReply, pendingKind, type Interaction } from './interactions.js';
-import type { Job } from './job.js';
+import { isRepeatedReply, pendingKind, type Interaction } from '../model/interactions.js';
+import type { Job } from '../model/job.js';
 import { checkReply } from './turn-plan.js';
 
 /** `jobs/reply` params after shape validation. */

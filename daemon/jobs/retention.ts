@@ -1,11 +1,11 @@
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Clock, Timer } from '../clock.js';
-import type { RetentionConfig } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { Clock, Timer } from '../base/clock.js';
+import type { RetentionConfig } from '../base/config.js';
+import type { Logger } from '../base/logger.js';
 import { crashPoint } from '../store/crash-points.js';
 import type { ExpiryQuery, Store } from '../store/store.js';
-import type { JobStatus } from './states.js';
+import type { JobStatus } from '../model/states.js';
 
 /** What `jobs/prune` removes: jobs finished longer ago than `older_than_ms` (0: all), of `statuses`. */
 export interface PruneSelection {

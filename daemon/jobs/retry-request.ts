@@ -1,7 +1,7 @@
 import { SkilldError } from '../../rpc/errors.js';
 import type { CreateParams } from './create-request.js';
 import type { JobQueries } from './queries.js';
-import { isTerminal } from './states.js';
+import { isTerminal } from '../model/states.js';
 
 /**
  * `jobs/retry`: the `jobs/create` params of a finished job, so that the same request runs again

@@ -1,5 +1,5 @@
 import { APPROVAL_KIND } from './approvals.js';
-import type { Job } from './job.js';
+import type { Job } from '../model/job.js';
 
 /**
  * The opt-in rescue of a waiting sticky job whose live process is lost (`engines.<name>.

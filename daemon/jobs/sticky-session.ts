@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import type { Clock, Timer } from '../clock.js';
+import type { Clock, Timer } from '../base/clock.js';
 import type { ParsedTurn } from '../engines/engine.js';
 import { LiveSessionClosed, type ApprovalDecision, type ApprovalRequest, type LiveEvent, type LiveProtocol, type LiveSession, type LiveStart, type LiveTurnResult } from '../engines/live-session.js';
 import { MAX_ENGINE_LINE_BYTES, type EngineProcess, type ExitInfo, type OutputStream, type Spawner } from '../process/spawn.js';
 import { LIVE_FILES, LiveJournal, spoolLines, type JournalEntry, type SpoolLine } from './live-journal.js';
-import type { ProcessOutcome } from './gate.js';
+import type { ProcessOutcome } from '../model/gate.js';
 import { checkTurnEnd, classify, keepTail, overflowText, type LaunchSpec, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
 
 export interface StickySpec extends LaunchSpec {

@@ -1,15 +1,15 @@
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { Clock } from '../base/clock.js';
+import type { Config } from '../base/config.js';
+import type { Logger } from '../base/logger.js';
 import type { Spawner } from '../process/spawn.js';
 import type { JobSandbox } from '../sandbox/job-sandbox.js';
 import type { SkillRegistry } from '../skills/registry.js';
 import type { SlotPool } from '../slots/pool.js';
 import type { JobDocs } from '../store/job-docs.js';
 import type { Store } from '../store/store.js';
-import type { JobEvents } from './events.js';
-import type { EngineName, InteractiveProfile } from './job.js';
+import type { EngineName, InteractiveProfile } from '../model/job.js';
 import type { JobQueries } from './queries.js';
+import type { JobEvents } from '../model/events.js';
 
 /** What the supervisor runs jobs with (daemon/main.ts puts it together). */
 export interface SupervisorDeps {

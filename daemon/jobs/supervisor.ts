@@ -4,41 +4,42 @@ import type { CreateParams } from './create-request.js';
 import type { SupervisorDeps } from './supervisor-deps.js';
 import { Deadlines } from './deadlines.js';
 import { Histories } from './histories.js';
-import type { GateDecision, Pending } from './gate.js';
-import { autoDecideResponse, pendingKind } from './interactions.js';
-import { boundError, type Job, type JobError } from './job.js';
+import { autoDecideResponse, pendingKind } from '../model/interactions.js';
+import type { Job, JobError } from '../model/job.js';
 import { JobBases } from './job-bases.js';
 import { JobCreation } from './job-creation.js';
 import { JobTasks } from './job-tasks.js';
 import { KeyedLock } from './keyed-lock.js';
 import { forgetRecord } from '../process/keeper.js';
 import { Launcher, storeSession, type StickyHooks } from './launcher.js';
-import { replyPrompt } from './prompt.js';
+import { replyPrompt } from '../model/prompt.js';
 import type { JobQueries } from './queries.js';
-import type { RunFolder } from './run-folder.js';
+import type { RunFolder } from '../model/run-folder.js';
 import { SettleWaiters } from './settle-waiters.js';
-import { isTerminal, nextStatus, type JobEvent } from './states.js';
-import { decideReport, prepareTurn } from './turn-start.js';
+import { isTerminal } from '../model/states.js';
+import { decideReport, prepareTurn, startAttempt } from './turn-start.js';
 import { leaveOrStop, Recoveries, recoverJobs } from './recovery.js';
 import type { ReplyParams } from './reply-check.js';
 import { Replies } from './replies.js';
 import { APPROVAL_KIND, approvalPending, decisionOf } from './approvals.js';
 import { rescueOf } from './sticky-rescue.js';
 import type { StickySession } from './sticky-session.js';
+import { LiveSessions } from './live-sessions.js';
+import { JobMoves } from './moves.js';
 import type { TurnHandle, TurnReport } from './turn.js';
 
 /**
  * Runs jobs: queues them for slots, runs their turns, applies the gate, takes replies and
- * enforces deadlines. `apply` is the only code that changes a job's status; every change is
- * persisted, logged, then announced. Every decision that moves a job lives here, under one
- * per-job lock, so that races (a reply against a deadline, a cancel against a turn's end) have
- * exactly one place to be decided.
+ * enforces deadlines. Every decision that moves a job lives here, under one per-job lock, so that
+ * races (a reply against a deadline, a cancel against a turn's end) have exactly one place to be
+ * decided; each move is made by `JobMoves.apply` (moves.ts), the only code that changes a job's
+ * status: every change is persisted, logged, then announced.
  */
 export class Supervisor {
   readonly #d: SupervisorDeps;
   readonly #lock = new KeyedLock();
   readonly #turns = new Map<string, TurnHandle>();
-  readonly #sessions = new Map<string, StickySession>();
+  readonly #sessions = new LiveSessions();
   readonly #bases: JobBases;
   readonly #histories: Histories;
   readonly #settleWaiters = new SettleWaiters();
@@ -48,6 +49,7 @@ export class Supervisor {
   readonly #tasks: JobTasks;
   readonly #creation: JobCreation;
   readonly #replies: Replies;
+  readonly #moves: JobMoves;
   #closing = false;
   readonly #recoveries: Recoveries;
 
@@ -61,6 +63,7 @@ export class Supervisor {
     this.#tasks = new JobTasks(this.#lock, deps.clock, deps.logger, () => this.#closing);
     this.#recoveries = new Recoveries(this.#lock, (jobId, error) => this.#internalError(jobId, error));
     this.#deadlines = new Deadlines(deps.clock, (jobId) => this.#onDeadline(jobId));
+    this.#moves = new JobMoves({ ...deps, sessions: this.#sessions, deadlines: this.#deadlines, bases: this.#bases, histories: this.#histories, settleWaiters: this.#settleWaiters });
     this.#replies = new Replies({
       ...deps,
       lock: this.#lock,
@@ -110,7 +113,7 @@ export class Supervisor {
   failTakenOver(jobId: string, error: JobError): void {
     this.#background(jobId, async () => {
       const job = await this.get(jobId);
-      if (!isTerminal(job.status)) await this.#apply(job, 'fail', { error });
+      if (!isTerminal(job.status)) await this.#moves.apply(job, 'fail', { error });
     });
   }
 
@@ -129,7 +132,7 @@ export class Supervisor {
         }
         // Stored first: a cancel that cannot be stored changes nothing. A live process is stopped after.
         const session = this.#sessions.get(jobId);
-        await this.#apply(job, 'cancel', { error: { code: 'CANCELED_BY_USER', message: 'canceled by user' } });
+        await this.#moves.apply(job, 'cancel', { error: { code: 'CANCELED_BY_USER', message: 'canceled by user' } });
         await session?.stop();
         return true;
       })
@@ -147,9 +150,9 @@ export class Supervisor {
       hold: (jobId) => this.#d.pool.occupy(jobId),
       hooks: (jobId) => this.#stickyHooks(jobId),
       tookUp: (job, turn, session) => this.#tookUp(job, turn, session),
-      interrupted: (job, why) => this.#apply(job, 'fail', { error: { code: 'DAEMON_RESTART_INTERRUPTED', message: `the daemon stopped while this turn was running, and its engine process could not be taken up: ${why}` } }),
+      interrupted: (job, why) => this.#moves.apply(job, 'fail', { error: { code: 'DAEMON_RESTART_INTERRUPTED', message: `the daemon stopped while this turn was running, and its engine process could not be taken up: ${why}` } }),
       sendReply: (job, session) => this.#sendStoredReply(job, session),
-      requeue: (job) => this.#apply(job, 'requeue', { attempt: job.attempt - 1, started_at: job.attempt > 1 ? job.started_at : null }),
+      requeue: (job) => this.#moves.apply(job, 'requeue', { attempt: job.attempt - 1, started_at: job.attempt > 1 ? job.started_at : null }),
       queue: (jobId) => this.#schedule(jobId),
       waiting: (job, lost) => this.#recoverWaiting(job, lost),
     });
@@ -180,7 +183,7 @@ export class Supervisor {
     // A take-up under way (or not begun) ends first, so that what it took up is left or stopped as the rest.
     await this.#recoveries.finish();
     this.#deadlines.close();
-    await leaveOrStop([...this.#turns.values()], [...this.#sessions.values()], stopEngines);
+    await leaveOrStop([...this.#turns.values()], this.#sessions.all(), stopEngines);
   }
 
   #schedule(jobId: string): void {
@@ -201,18 +204,18 @@ export class Supervisor {
     const folder = this.runFolder(jobId);
     const prepared = await prepareTurn(job, folder, { ...this.#d, bases: this.#bases, histories: this.#histories });
     if ('code' in prepared) {
-      await this.#settle(job, { status: 'failed', error: prepared, warnings: [] }, job.session_handle);
+      await this.#moves.settle(job, { status: 'failed', error: prepared, warnings: [] }, job.session_handle);
       return;
     }
     const { skill, plan } = prepared;
     const attempt = job.attempt + 1;
     // The attempt's folder first: a job must never be running without the place its logs go.
-    await folder.startAttempt(attempt, plan.prompt);
+    await startAttempt(folder, attempt, plan.prompt);
     // The keeper of an earlier turn is no record of this one: a restart before the process starts finds none.
     forgetRecord(folder.engineDir);
     // A job's isolation is decided as its first turn starts, by the host that runs it, for good.
     const isolation = job.attempt === 0 && job.isolation === null ? { isolation: this.#d.sandbox.view.isolation } : {};
-    job = await this.#apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString(), ...isolation });
+    job = await this.#moves.apply(job, 'start', { attempt, started_at: job.started_at ?? this.#d.clock.now().toISOString(), ...isolation });
     // A shutdown that began during the awaits above must not be followed by a new process: the
     // job stays running and is settled as interrupted at the next start.
     if (this.#closing) return;
@@ -236,8 +239,8 @@ export class Supervisor {
   async #continueSticky(job: Job, session: StickySession, response: unknown): Promise<Job> {
     const attempt = job.attempt + 1;
     const prompt = replyPrompt(response);
-    await this.runFolder(job.job_id).startAttempt(attempt, prompt);
-    const next = await this.#apply(job, 'continue', { attempt, pending_interaction_id: null, wait_deadline_at: null });
+    await startAttempt(this.runFolder(job.job_id), attempt, prompt);
+    const next = await this.#moves.apply(job, 'continue', { attempt, pending_interaction_id: null, wait_deadline_at: null });
     await this.#sendStickyTurn(next, session, prompt);
     return next;
   }
@@ -263,11 +266,11 @@ export class Supervisor {
         background(async () => {
           const job = await this.get(jobId);
           // Not running: being stopped, and the turn ends without an answer.
-          if (job.status === 'running') await this.#enterWaiting(job, approvalPending(job.attempt, request), {});
+          if (job.status === 'running') await this.#moves.enterWaiting(job, approvalPending(job.attempt, request), {});
         }),
       onLost: (exit) =>
         background(async () => {
-          this.#sessions.delete(jobId);
+          this.#sessions.forget(jobId);
           const job = await this.#d.store.getJob(jobId);
           if (job?.status === 'waiting_user') await this.#lostWhileWaiting(job, exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.code)}`);
         }),
@@ -276,16 +279,16 @@ export class Supervisor {
 
   /** A waiting sticky job whose live process is gone: rescued by `sticky_recovery: "resume"` (see sticky-rescue.ts), else INTERACTION_PROCESS_LOST. */
   async #lostWhileWaiting(job: Job, how: string): Promise<Job> {
-    this.#sessions.delete(job.job_id);
+    this.#sessions.forget(job.job_id);
     const rescue = this.#d.config.engines[job.engine].sticky_recovery === 'resume' ? rescueOf(job, pendingKind(await this.#histories.read(job.job_id), job), how) : null;
     if (rescue !== null && 'patch' in rescue) {
-      const next = await this.#apply(job, 'rescue', rescue.patch);
+      const next = await this.#moves.apply(job, 'rescue', rescue.patch);
       if (next.wait_deadline_at === null) this.#deadlines.clear(job.job_id);
       this.#d.events.emit(job.job_id, 'warning', { code: 'INTERACTION_PROCESS_RESCUED' });
       return next;
     }
     const why = rescue === null ? '' : `; it cannot be resumed: ${rescue.reason}`;
-    await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: `the live engine process ${how} while the job waited${why}` }, warnings: [] }, job.session_handle);
+    await this.#moves.settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: `the live engine process ${how} while the job waited${why}` }, warnings: [] }, job.session_handle);
     return this.get(job.job_id);
   }
 
@@ -295,7 +298,7 @@ export class Supervisor {
     if (job.status === 'waiting_user' && !this.#closing) {
       // The turn ended while it waited for an approval: the process is gone.
       const reason = report.outcome.kind === 'failed' ? report.outcome.message : 'the turn ended';
-      await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: `the live engine process went away while the job waited for an approval: ${reason}` }, warnings: [] }, job.session_handle);
+      await this.#moves.settle(job, { status: 'failed', error: { code: 'INTERACTION_PROCESS_LOST', message: `the live engine process went away while the job waited for an approval: ${reason}` }, warnings: [] }, job.session_handle);
       return;
     }
     if (job.status !== 'running') return;
@@ -303,33 +306,8 @@ export class Supervisor {
     const { decision, session_handle } = decideReport(job, report, skill);
     this.#d.logger.info({ job_id: jobId, attempt: job.attempt, exit: report.exit, decision: decision.status }, 'turn finished');
     // A job that ends with its live process ends once that is gone: finished means its slot is free.
-    if (decision.status !== 'waiting_user') await this.#endSession(jobId);
-    await this.#settle(job, decision, session_handle);
-  }
-
-  async #settle(job: Job, decision: GateDecision, session_handle: Job['session_handle']): Promise<void> {
-    const warnings = [...new Set([...job.warnings, ...decision.warnings])];
-    for (const code of decision.warnings) this.#d.events.emit(job.job_id, 'warning', { code });
-    if (decision.status === 'waiting_user') {
-      await this.#enterWaiting(job, decision.pending, { warnings, session_handle });
-      return;
-    }
-    const output = decision.status === 'succeeded' ? decision.output : null;
-    const error = decision.status === 'succeeded' ? null : boundError(decision.error);
-    await this.#d.docs.putResult({ job_id: job.job_id, status: decision.status, output, warnings, error });
-    const event: JobEvent = decision.status === 'succeeded' ? 'succeed' : decision.status === 'canceled' ? 'cancel' : 'fail';
-    await this.#apply(job, event, { warnings, error, session_handle });
-  }
-
-  async #enterWaiting(job: Job, asked: Pending, patch: Partial<Job>): Promise<void> {
-    const now = this.#d.clock.now();
-    const pending = await this.#histories.ask(job.job_id, asked, now.toISOString());
-    await this.#d.docs.putPending(job.job_id, pending);
-    const sticky = job.interactive_profile?.kind === 'sticky_process';
-    const deadline = sticky || !job.interactive_require_user_reply ? new Date(now.getTime() + job.session_timeout_sec * 1000) : null;
-    await this.#apply(job, 'wait', { ...patch, pending_interaction_id: pending.interaction_id, wait_deadline_at: deadline?.toISOString() ?? null });
-    if (deadline !== null) this.#deadlines.set(job.job_id, deadline);
-    this.#d.events.emit(job.job_id, 'input_required', { pending });
+    if (decision.status !== 'waiting_user') await this.#sessions.end(jobId);
+    await this.#moves.settle(job, decision, session_handle);
   }
 
   /** jobs/reply (see replies.ts). */
@@ -342,7 +320,7 @@ export class Supervisor {
     const session = this.#sessions.get(job.job_id);
     if (job.interactive_profile?.kind === 'sticky_process') {
       if (kind === APPROVAL_KIND && session?.alive === true) {
-        const next = await this.#apply(job, 'continue', { pending_interaction_id: null, wait_deadline_at: null });
+        const next = await this.#moves.apply(job, 'continue', { pending_interaction_id: null, wait_deadline_at: null });
         session.answerApproval(decisionOf(response));
         return next;
       }
@@ -350,7 +328,7 @@ export class Supervisor {
       job = await this.#lostWhileWaiting(job, 'is gone');
       if (job.status !== 'waiting_user') return job;
     }
-    const next = await this.#apply(job, 'resume', { pending_interaction_id: null, wait_deadline_at: null });
+    const next = await this.#moves.apply(job, 'resume', { pending_interaction_id: null, wait_deadline_at: null });
     this.#schedule(job.job_id);
     return next;
   }
@@ -364,55 +342,14 @@ export class Supervisor {
         return;
       }
       if (job.interactive_profile?.kind === 'sticky_process' && job.interactive_require_user_reply) {
-        await this.#endSession(jobId);
+        await this.#sessions.end(jobId);
         const message = `no reply within session_timeout_sec (${job.session_timeout_sec} s); the engine process was stopped`;
-        await this.#settle(job, { status: 'failed', error: { code: 'INTERACTION_WAIT_TIMEOUT', message }, warnings: [] }, job.session_handle);
+        await this.#moves.settle(job, { status: 'failed', error: { code: 'INTERACTION_WAIT_TIMEOUT', message }, warnings: [] }, job.session_handle);
         return;
       }
       const history = await this.#histories.read(jobId);
       await this.#replies.accept(job, history, autoDecideResponse(job.pending_interaction_id as number), 'auto_decide_timeout', null);
     });
-  }
-
-  /** The only writer of job status: checks the table, persists, logs, then announces. */
-  async #apply(job: Job, event: JobEvent, patch: Partial<Job>): Promise<Job> {
-    const to = nextStatus(job.status, event);
-    if (to === null) throw new Error(`illegal move: ${job.status} --${event}-->`);
-    if (to === 'failed' && (patch.error ?? null) === null) throw new Error('entering failed needs an error code');
-    const now = this.#d.clock.now().toISOString();
-    const merged: Job = { ...job, ...patch };
-    const next: Job = { ...merged, error: merged.error === null ? null : boundError(merged.error), status: to, updated_at: now, finished_at: isTerminal(to) ? now : null };
-    await this.#d.store.putJob(next);
-    this.#d.logger.info({ job_id: job.job_id, from: job.status, to, event }, 'job status');
-    // A move that keeps the status (a rescue) changes no status: clients see its warning event.
-    if (to !== job.status) this.#d.events.emit(job.job_id, 'status_changed', { from: job.status, to });
-    // A live process that outlasts its job keeps the slot until it is gone: the slot is a process's.
-    const stopping = isTerminal(to) ? this.#endSession(job.job_id) : null;
-    if (stopping !== null) {
-      const release = (): void => this.#d.pool.release(job.job_id);
-      stopping.then(release, (error: unknown) => {
-        this.#d.logger.error({ job_id: job.job_id, err: error }, 'could not stop the live process of a finished job');
-        release();
-      });
-    } else if (isTerminal(to) || (to === 'waiting_user' && next.interactive_profile?.kind !== 'sticky_process')) this.#d.pool.release(job.job_id);
-    if (isTerminal(to)) this.#d.pool.withdraw(job.job_id);
-    if (job.status === 'waiting_user' && to !== 'waiting_user') this.#deadlines.clear(job.job_id);
-    if (isTerminal(to)) {
-      this.#d.events.emit(job.job_id, 'finished', { status: to, error: next.error });
-      this.#bases.forget(job.job_id);
-      this.#histories.forget(job.job_id);
-      void this.#d.events.close(job.job_id);
-    }
-    if (isTerminal(to) || to === 'waiting_user') this.#settleWaiters.settled(job.job_id);
-    return next;
-  }
-
-  /** Stops the job's live process, if it has one, and forgets it; resolves once it is gone (null: none). */
-  #endSession(jobId: string): Promise<void> | null {
-    const session = this.#sessions.get(jobId);
-    if (session === undefined) return null;
-    this.#sessions.delete(jobId);
-    return session.stop();
   }
 
   /** A bug must not strand a job: log it, and fail the job if it is still active. */
@@ -423,7 +360,7 @@ export class Supervisor {
       if (job === undefined || isTerminal(job.status)) return;
       this.#turns.get(jobId)?.stop('canceled');
       const message = `internal error: ${(error as Error).message ?? String(error)}`;
-      await this.#apply(job, 'fail', { error: { code: 'JOB_INTERNAL_ERROR', message } });
+      await this.#moves.apply(job, 'fail', { error: { code: 'JOB_INTERNAL_ERROR', message } });
     };
     this.#background(jobId, failJob, (nested) => this.#d.logger.error({ job_id: jobId, err: nested }, 'could not fail job after internal error'));
   }

@@ -1,14 +1,14 @@
 import { SkilldError } from '../../rpc/errors.js';
-import type { Limits } from '../config-sandbox.js';
+import type { Limits } from '../base/config-sandbox.js';
 import type { EngineAdapter } from '../engines/engine.js';
 import { routePrompt, type PromptRoute } from '../engines/prompt-route.js';
 import { ENGINES } from '../engines/registry.js';
 import { inputPaths, type InputPath } from '../sandbox/input-paths.js';
 import type { SkillDefinition } from '../skills/manifest.js';
-import { lastResponse, type Interaction } from './interactions.js';
-import type { Job, JobError } from './job.js';
-import { firstTurnPrompt, replyPrompt } from './prompt.js';
-import type { RunFolder } from './run-folder.js';
+import { lastResponse, type Interaction } from '../model/interactions.js';
+import type { Job, JobError } from '../model/job.js';
+import { firstTurnPrompt, replyPrompt } from '../model/prompt.js';
+import type { RunFolder } from '../model/run-folder.js';
 
 /** What the next turn runs: its prompt and argv, and whether it resumes a saved session. */
 export interface TurnPlan {

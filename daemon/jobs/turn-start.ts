@@ -1,18 +1,27 @@
-import type { Config } from '../config.js';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Config } from '../base/config.js';
 import { ENGINES } from '../engines/registry.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../base/logger.js';
 import type { Spawner } from '../process/spawn.js';
 import type { JobSandbox } from '../sandbox/job-sandbox.js';
 import type { SkillDefinition } from '../skills/manifest.js';
 import type { JobDocs } from '../store/job-docs.js';
 import type { ProcessRecord, Store } from '../store/store.js';
-import { decideTurn, type GateDecision } from './gate.js';
+import { decideTurn } from './gate.js';
+import type { GateDecision } from '../model/gate.js';
 import type { Histories } from './histories.js';
-import type { Job, JobError } from './job.js';
+import type { Job, JobError } from '../model/job.js';
 import type { JobBases } from './job-bases.js';
-import type { RunFolder } from './run-folder.js';
+import type { RunFolder } from '../model/run-folder.js';
 import { planTurn, type TurnPlan } from './turn-plan.js';
 import type { TurnReport } from './turn.js';
+
+/** Makes the attempt's folder, where its logs go, with the prompt the turn is given. */
+export async function startAttempt(folder: RunFolder, attempt: number, prompt: string): Promise<void> {
+  await mkdir(folder.attemptDir(attempt), { recursive: true });
+  await writeFile(join(folder.attemptDir(attempt), 'prompt.txt'), prompt, 'utf8');
+}
 
 /** What the start of a turn reads. */
 export interface TurnStartDeps {

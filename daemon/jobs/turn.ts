@@ -1,9 +1,9 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { ParsedTurn, TurnParser } from '../engines/engine.js';
 import type { EngineLimits, LimitHit } from '../process/cgroup-limits.js';
 import type { EngineProcess, ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
 import type { SandboxPlan } from '../sandbox/plan.js';
-import type { ProcessOutcome } from './gate.js';
+import type { ProcessOutcome } from '../model/gate.js';
 
 export type StopReason = 'canceled' | 'timeout';
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { TurnHandle } from './turn.js';
 
 /** How often the workspace of a job whose turn runs is measured (and once more at the turn's end). */

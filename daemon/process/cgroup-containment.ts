@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { ProcessRecord } from '../store/store.js';
 import { limitHit, setV2Limits, type LimitHit } from './cgroup-limits.js';
 import { cgroupPids, cgroupPopulated, createCgroup, engineCgroupName, engineCgroups, joinCgroupArgv, killCgroup, removeCgroup } from './cgroup.js';
 import { StartError, processGroupContainment, type Containment, type ContainmentView, type Hold, type Launch } from './containment.js';
-import { execError } from './executable.js';
+import { execError } from '../sandbox/executable.js';
 import { groupAlive, signalGroup } from './group.js';
 import type { Place } from './keeper.js';
 import { STOP_CHECK_MS } from './stop.js';

@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Clock } from '../base/clock.js';
+import type { Config } from '../base/config.js';
 import { probeCgroups, type CgroupProbe } from './cgroup.js';
 import { CgroupContainment } from './cgroup-containment.js';
 import { processGroupContainment, type Containment } from './containment.js';

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { ProcessRecord } from '../store/store.js';
 import { groupAlive } from './group.js';
 import type { EngineLimits, LimitHit, LimitName } from './cgroup-limits.js';

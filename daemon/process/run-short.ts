@@ -1,14 +1,5 @@
 import { execa } from 'execa';
-
-export interface ShortRun {
-  ok: boolean;
-  /** It ran out of time (and was killed): a busy machine as much as a broken command. */
-  timedOut: boolean;
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  error: string | null;
-}
+import type { ShortRun } from '../model/short-run.js';
 
 /**
  * Runs a short command (`--help`, `--version`) in its own process group with stdin closed, and

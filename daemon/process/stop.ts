@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import { signalGroup } from './group.js';
 import { descendants, isSameProcess, listProcesses, markOf, signalEach, type ProcStat } from './proc.js';
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../base/clock.js';
 import type { ProcessRecord } from '../store/store.js';
 import { descendants, isSameProcess, listProcesses, markOf } from './proc.js';
 import { belongingOf, stopAll } from './stop.js';

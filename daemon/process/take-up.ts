@@ -1,6 +1,6 @@
 import { statSync, watch } from 'node:fs';
 import { dirname, join, relative, isAbsolute } from 'node:path';
-import type { Clock, Timer } from '../clock.js';
+import type { Clock, Timer } from '../base/clock.js';
 import type { Containment } from './containment.js';
 import { KEEPER_FILES, currentBootId, readExitCode, readRecord, type KeeperRecord } from './keeper.js';
 import { KeptProcess, type EngineProcess, type ExitInfo, type KeeperEnd, type OutputSink, type OutputStream } from './kept-process.js';

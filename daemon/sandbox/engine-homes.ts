@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { EngineName } from '../jobs/job.js';
+import type { EngineName } from '../model/job.js';
 
 /**
  * Where an engine keeps its settings, credentials and sessions, and which of its files a job's

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
 import { basename, dirname, sep } from 'node:path';
-import { findExecutable } from '../process/executable.js';
+import { findExecutable } from './executable.js';
 import { isWithin } from '../../rpc/within-folder.js';
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { SkilldError } from '../../rpc/errors.js';
-import type { SandboxMode } from '../config.js';
-import type { EngineName, Isolation, Job } from '../jobs/job.js';
+import type { SandboxMode } from '../base/config.js';
+import type { EngineName, Isolation, Job } from '../model/job.js';
 import { engineHome } from './engine-homes.js';
 import { refuseInputPaths, ownPlace, type InputPath } from './input-paths.js';
 import { installedProgram } from './install-folder.js';

@@ -1,10 +1,9 @@
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname } from 'node:path';
-import { ConfigError, type Config } from '../config.js';
-import type { ShortRunner } from '../engines/probe.js';
-import { ENGINE_NAMES, type EngineName } from '../jobs/job.js';
-import type { Logger } from '../logger.js';
+import { ConfigError, type Config } from '../base/config.js';
+import { ENGINE_NAMES, type EngineName } from '../model/job.js';
+import type { Logger } from '../base/logger.js';
 import { engineHome } from './engine-homes.js';
 import { ownPlace } from './input-paths.js';
 import { JobSandbox, type SandboxSetup } from './job-sandbox.js';
@@ -12,6 +11,7 @@ import type { SandboxPlan } from './plan.js';
 import { probeSandbox, type SandboxProbe } from './probe.js';
 import { engineUser } from './run-as.js';
 import { systemPaths } from './system-paths.js';
+import type { ShortRunner } from '../model/short-run.js';
 
 /**
  * Decides at start what every job is shown (the system, each engine's extra paths), who engines

@@ -1,12 +1,12 @@
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ShortRunner } from '../engines/probe.js';
 import { BWRAP, bwrapArgv } from './bwrap.js';
 import { handOver, openPlan } from './open-plan.js';
 import { PRIVATE_TMP, type RunAs, type SandboxPlan } from './plan.js';
 import { engineUser } from './run-as.js';
 import { systemPaths, type SystemPath } from './system-paths.js';
+import type { ShortRunner } from '../model/short-run.js';
 
 /** How long the probe may take: starting a sandbox takes milliseconds. */
 const PROBE_TIMEOUT_MS = 10_000;

@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
-import type { ShortRunner } from '../engines/probe.js';
 import type { RunAs } from './plan.js';
+import type { ShortRunner } from '../model/short-run.js';
 
 /** The user the systemd set-up makes for engines (systemd/skilld.sysusers.conf). */
 export const JOB_USER = 'skilld-job';

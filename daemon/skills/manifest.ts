@@ -1,11 +1,11 @@
 import { basename, join, normalize } from 'node:path';
 import { jsonProblem } from '../../rpc/json-problem.js';
 import { didYouMean } from '../../rpc/nearest.js';
-import { parseSkillLimits, type Limits } from '../config-sandbox.js';
-import type { ApprovalMode } from '../engines/live-session.js';
-import { ENGINE_NAMES, type EngineName, type ExecutionMode } from '../jobs/job.js';
+import { parseSkillLimits, type Limits } from '../base/config-sandbox.js';
+import { ENGINE_NAMES, type ApprovalMode, type EngineName, type ExecutionMode } from '../model/job.js';
 import { compileSchema, type Validator } from './json-schema.js';
-import { OutsideSkillError, readSkillFiles, type SkillFiles } from './skill-files.js';
+import { OutsideSkillError, readSkillFiles } from './skill-files.js';
+import type { SkillFiles } from '../model/skill-snapshot.js';
 
 export const SKILL_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 export const SCHEMA_KEYS = ['input', 'parameter', 'output'] as const;

@@ -1,12 +1,10 @@
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { listTree, openWithin } from '../../rpc/within-folder.js';
+import type { SkillFiles } from '../model/skill-snapshot.js';
 
 /** A skill folder larger than this is refused: skills are prompts and schemas, not data sets. */
 export const MAX_SKILL_BYTES = 16 * 1024 * 1024;
-
-/** A skill folder's files read at one moment: relative path → bytes. */
-export type SkillFiles = ReadonlyMap<string, Buffer>;
 
 /** An entry of a skill folder that leads outside it (a symbolic link): the skill cannot be read as it stands. */
 export class OutsideSkillError extends Error {

@@ -1,9 +1,9 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import type { EventCursor, EventPage, JobEventRecord } from '../jobs/events.js';
+import type { EventCursor, EventPage, JobEventRecord } from '../model/events.js';
 
 /** What one read of the file asks for; a longer line is read whole, in larger reads. */
 const CHUNK_BYTES = 64 * 1024;
-/** A stored line starts `{"job_id":"…","seq":N,` (events.ts writes them so): its seq is read without parsing the rest. */
+/** A stored line starts `{"job_id":"…","seq":N,` (event-log.ts writes them so): its seq is read without parsing the rest. */
 const SEQ_PREFIX = /^\{"job_id":"[^"]*","seq":(\d+),/;
 const LINE_START = Buffer.from('{"job_id":"');
 

@@ -1,6 +1,6 @@
 import { AppendLog } from './append-log.js';
-import type { Job } from '../jobs/job.js';
-import { TERMINAL_STATUSES, type JobStatus } from '../jobs/states.js';
+import type { Job } from '../model/job.js';
+import { TERMINAL_STATUSES, type JobStatus } from '../model/states.js';
 import type { StoreNotice } from './store.js';
 
 /**

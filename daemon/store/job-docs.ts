@@ -1,8 +1,8 @@
 import type { WarningCode } from '../../rpc/errors.js';
-import type { Pending } from '../jobs/gate.js';
-import type { Interaction } from '../jobs/interactions.js';
-import type { Job, JobError } from '../jobs/job.js';
-import type { SkillFiles } from '../skills/skill-files.js';
+import type { Pending } from '../model/gate.js';
+import type { Interaction } from '../model/interactions.js';
+import type { Job, JobError } from '../model/job.js';
+import type { SkillFiles } from '../model/skill-snapshot.js';
 
 /** What a job keeps of its `jobs/create` request (`jobs/retry` runs it again). */
 export interface StoredRequest {

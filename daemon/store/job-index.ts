@@ -1,5 +1,5 @@
-import type { Job } from '../jobs/job.js';
-import { JOB_STATUSES, type JobStatus } from '../jobs/states.js';
+import type { Job } from '../model/job.js';
+import { JOB_STATUSES, type JobStatus } from '../model/states.js';
 import { decodeFinishedLine, type FinishedRecord } from './finished-log.js';
 import type { JobQuery } from './store.js';
 

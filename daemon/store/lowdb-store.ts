@@ -1,8 +1,8 @@
 import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Low, type Adapter } from 'lowdb';
-import type { Job } from '../jobs/job.js';
-import { isTerminal } from '../jobs/states.js';
+import type { Job } from '../model/job.js';
+import { isTerminal } from '../model/states.js';
 import { AppendLog } from './append-log.js';
 import { writeFileDurably } from './durable-file.js';
 import { FinishedLog, type FinishedRecord } from './finished-log.js';

@@ -1,10 +1,11 @@
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { EventLog, type JobEvents } from '../jobs/events.js';
+import type { Clock } from '../base/clock.js';
+import type { Config } from '../base/config.js';
+import { EventLog } from './event-log.js';
 import { FolderDocs } from './folder-docs.js';
 import type { JobDocs } from './job-docs.js';
 import { LowdbStore } from './lowdb-store.js';
 import type { Store } from './store.js';
+import type { JobEvents } from '../model/events.js';
 
 /** Where jobs are kept: their records, documents and events, from one store. */
 export interface JobStorage {

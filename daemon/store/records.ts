@@ -1,6 +1,6 @@
 import { ERROR_CODES, isErrorCode } from '../../rpc/errors.js';
-import { ENGINE_NAMES, EXECUTION_MODES, type Job } from '../jobs/job.js';
-import { JOB_STATUSES } from '../jobs/states.js';
+import { ENGINE_NAMES, EXECUTION_MODES, type Job } from '../model/job.js';
+import { JOB_STATUSES } from '../model/states.js';
 import type { ProcessRecord } from './store.js';
 
 /** A check of one stored value: null when it is fine, else what is wrong with it. */

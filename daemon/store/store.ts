@@ -1,5 +1,5 @@
-import type { Job } from '../jobs/job.js';
-import type { JobStatus } from '../jobs/states.js';
+import type { Job } from '../model/job.js';
+import type { JobStatus } from '../model/states.js';
 
 export interface JobQuery {
   status?: JobStatus;

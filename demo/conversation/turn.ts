@@ -2,7 +2,7 @@ import type { ConversationEntry, ModelReply, ModelRequest } from '../../test/fix
 
 /**
  * What the scripted model knows at one request of a skill run: the skill and its values from the
- * first-turn prompt (daemon/jobs/prompt.ts), the commands it ran with their output, and the
+ * first-turn prompt (daemon/model/prompt.ts), the commands it ran with their output, and the
  * questions it asked with the replies to them. Every turn of a run (a resumed one too) carries the
  * whole conversation, so this is rebuilt from each request alone.
  */
@@ -97,7 +97,7 @@ export function finalAnswer(sentence: string, output: Record<string, unknown>): 
   return { text: `${sentence}\n\n\`\`\`json\n${JSON.stringify({ ...output, __SKILL_DONE__: true }, null, 2)}\n\`\`\`` };
 }
 
-/** A question with the daemon's optional hint block (daemon/jobs/prompt.ts) describing it. */
+/** A question with the daemon's optional hint block (daemon/model/prompt.ts) describing it. */
 export function question(intro: string, prompt: string, options: Array<{ label: string; value: string }> = []): ModelReply {
   const hint = ['<ASK_USER_YAML>', `prompt: ${JSON.stringify(prompt)}`, `kind: ${options.length === 0 ? 'open_text' : 'choose_one'}`];
   if (options.length > 0) hint.push('options:', ...options.flatMap((o) => [`  - label: ${JSON.stringify(o.label)}`, `    value: ${JSON.stringify(o.value)}`]));
@@ -105,7 +105,7 @@ export function question(intro: string, prompt: string, options: Array<{ label: 
   return { text: `${intro}\n\n${prompt}\n\n${hint.join('\n')}` };
 }
 
-/** The patched SKILL.md says which mode the run is in (daemon/jobs/prompt.ts). */
+/** The patched SKILL.md says which mode the run is in (daemon/model/prompt.ts). */
 export function isInteractive(skillMd: string | null): boolean {
   return skillMd !== null && skillMd.includes('## Runtime: interactive run');
 }

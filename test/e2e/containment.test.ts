@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { systemClock } from '../../daemon/clock.js';
+import { systemClock } from '../../daemon/base/clock.js';
 import { engineCgroups, probeCgroups } from '../../daemon/process/cgroup.js';
 import { CgroupContainment } from '../../daemon/process/cgroup-containment.js';
 import { readStat } from '../../daemon/process/proc.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DAEMON_BIN, ROOT, TEST_SKILLS } from '../helpers/daemon.js';
 import { RpcClient } from '../../rpc/client.js';
-import { loadConfig } from '../../daemon/config.js';
+import { loadConfig } from '../../daemon/base/config.js';
 
 const run = promisify(execFile);
 const has = async (tool: string): Promise<boolean> => (await run('sh', ['-c', `command -v ${tool}`]).catch(() => null)) !== null;

@@ -1,4 +1,4 @@
-import type { Clock, Timer } from '../../daemon/clock.js';
+import type { Clock, Timer } from '../../daemon/base/clock.js';
 
 interface Pending {
   at: number;

@@ -1,4 +1,4 @@
-import { cursorAfter, type JobEventRecord, type JobEvents } from '../../daemon/jobs/events.js';
+import { cursorAfter, type JobEventRecord, type JobEvents } from '../../daemon/model/events.js';
 
 /** Every stored event of a job after `afterSeq`, read a page of `pageBytes` at a time as a follower reads them. */
 export async function storedEvents(events: JobEvents, jobId: string, afterSeq = 0, pageBytes = 1024): Promise<JobEventRecord[]> {

@@ -1,4 +1,4 @@
-import type { Job } from '../../daemon/jobs/job.js';
+import type { Job } from '../../daemon/model/job.js';
 
 /** A job's record as the daemon stores it: `job-000n`, an auto echo-auto job on codex, queued, created n seconds into 2025; `overrides` on top. */
 export function makeJob(n: number, overrides: Partial<Job> = {}): Job {

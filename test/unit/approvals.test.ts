@@ -1,8 +1,8 @@
 import t from 'tap';
 import { SkilldError } from '../../rpc/errors.js';
 import { approvalPending, checkApprovalReply, checkApprovals, decisionOf } from '../../daemon/jobs/approvals.js';
-import { nextInteractionId, type Interaction } from '../../daemon/jobs/interactions.js';
-import type { Job } from '../../daemon/jobs/job.js';
+import { nextInteractionId, type Interaction } from '../../daemon/model/interactions.js';
+import type { Job } from '../../daemon/model/job.js';
 
 function job(patch: Partial<Job>): Job {
   return {

@@ -2,7 +2,7 @@ import t from 'tap';
 import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { systemClock } from '../../daemon/clock.js';
+import { systemClock } from '../../daemon/base/clock.js';
 import { engineCgroups, probeCgroups } from '../../daemon/process/cgroup.js';
 import { CgroupContainment } from '../../daemon/process/cgroup-containment.js';
 import type { Hold } from '../../daemon/process/containment.js';

@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { systemClock } from '../../daemon/clock.js';
+import { systemClock } from '../../daemon/base/clock.js';
 import { cgroupDirOf, engineCgroupName, jobOfCgroup, parseCgroup2Mounts, parseOwnCgroup, probeCgroups, type CgroupProbe } from '../../daemon/process/cgroup.js';
 import { chooseContainment } from '../../daemon/process/choose-containment.js';
 

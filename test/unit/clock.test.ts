@@ -1,5 +1,5 @@
 import t from 'tap';
-import { systemClock } from '../../daemon/clock.js';
+import { systemClock } from '../../daemon/base/clock.js';
 
 /** Node's setTimeout takes at most 2^31-1 ms; a longer delay fires after 1 ms instead. */
 const NODE_MAX_TIMER_MS = 2 ** 31 - 1;

@@ -4,8 +4,8 @@ import t from 'tap';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { effectiveLimits, parseSkillLimits } from '../../daemon/config-sandbox.js';
-import { ConfigError, loadConfig, type Config } from '../../daemon/config.js';
+import { effectiveLimits, parseSkillLimits } from '../../daemon/base/config-sandbox.js';
+import { ConfigError, loadConfig, type Config } from '../../daemon/base/config.js';
 import { loadSkill, SkillLoadError } from '../../daemon/skills/manifest.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'skilld-config-sandbox-'));

@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, defaultConfigPath, loadConfig, type ConfigSources } from '../../daemon/config.js';
+import { ConfigError, defaultConfigPath, loadConfig, type ConfigSources } from '../../daemon/base/config.js';
 
 const HOME = '/home/alice';
 const BUNDLED = '/opt/skilld/skills';

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { SkilldError } from '../../rpc/errors.js';
 import { databaseFaultDetail, isDatabaseFault } from '../../daemon/store/pg/db-faults.js';
 import { asStorageError, isStorageFault } from '../../daemon/store/storage-fault.js';
-import { createLogger } from '../../daemon/logger.js';
+import { createLogger } from '../../daemon/base/logger.js';
 import { inTransaction, openPool, type Pool, type PoolClient } from '../../daemon/store/pg/pool.js';
 import { startThrowawayPostgres, type ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';
 

@@ -4,10 +4,11 @@ import t, { type Test } from 'tap';
 import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Clock } from '../../daemon/clock.js';
-import { cursorAfter, EventLog, type JobEventRecord } from '../../daemon/jobs/events.js';
+import type { Clock } from '../../daemon/base/clock.js';
+import { EventLog } from '../../daemon/store/event-log.js';
 import { readEventPage } from '../../daemon/store/event-file.js';
 import { storedEvents } from '../helpers/job-events.js';
+import { cursorAfter, type JobEventRecord } from '../../daemon/model/events.js';
 
 const clock: Clock = { now: () => new Date('2026-01-01T00:00:00Z'), setTimer: () => ({ cancel: () => undefined }) };
 

@@ -2,7 +2,7 @@ import t from 'tap';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execError } from '../../daemon/process/executable.js';
+import { execError } from '../../daemon/sandbox/executable.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'skilld-exec-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));

@@ -10,7 +10,7 @@ const run = promisify(execFile);
 // The guard is process-wide, so it is tried in a process of its own: an exception thrown from a
 // timer and a rejection nobody handles are logged and counted, and the process keeps running.
 t.test('the last line of defence logs an uncaught exception and an unhandled rejection, and the process lives on', async (t) => {
-  const faults = pathToFileURL(join(ROOT, 'dist', 'daemon', 'faults.js')).href;
+  const faults = pathToFileURL(join(ROOT, 'dist', 'daemon', 'base', 'faults.js')).href;
   const script = `
     import { Faults } from ${JSON.stringify(faults)};
     const logged = [];

@@ -5,7 +5,7 @@ import t from 'tap';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Job } from '../../daemon/jobs/job.js';
+import type { Job } from '../../daemon/model/job.js';
 import { REWRITE_MIN_DEAD_BYTES } from '../../daemon/store/finished-log.js';
 import { LowdbStore } from '../../daemon/store/lowdb-store.js';
 import { makeJob } from '../helpers/jobs.js';

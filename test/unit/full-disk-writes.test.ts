@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { SkilldError } from '../../rpc/errors.js';
 import { AppendLog } from '../../daemon/store/append-log.js';
 import { appendWhole, writeFileDurably } from '../../daemon/store/durable-file.js';
-import { EventLog } from '../../daemon/jobs/events.js';
+import { EventLog } from '../../daemon/store/event-log.js';
 import { LowdbStore } from '../../daemon/store/lowdb-store.js';
-import { systemClock } from '../../daemon/clock.js';
+import { systemClock } from '../../daemon/base/clock.js';
 import { mountSmallDisk, type SmallDisk } from '../helpers/tmpfs.js';
 import { storedEvents } from '../helpers/job-events.js';
 

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { FALLBACK_PROMPT, decideTurn, isUsableInteraction, type GateDecision, type ProcessOutcome, type TurnEvidence } from '../../daemon/jobs/gate.js';
+import { FALLBACK_PROMPT, decideTurn, isUsableInteraction, type TurnEvidence } from '../../daemon/jobs/gate.js';
+import type { GateDecision, ProcessOutcome } from '../../daemon/model/gate.js';
 import { compileSchema } from '../../daemon/skills/json-schema.js';
 
 // A strict output schema: any key besides `greeting`/`reply` (e.g. the marker) makes it invalid.

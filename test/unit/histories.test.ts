@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Histories } from '../../daemon/jobs/histories.js';
 import { FolderDocs } from '../../daemon/store/folder-docs.js';
 import { LowdbStore } from '../../daemon/store/lowdb-store.js';
-import type { Interaction } from '../../daemon/jobs/interactions.js';
+import type { Interaction } from '../../daemon/model/interactions.js';
 
 const round = (id: number, replied: string | null = null): Interaction => ({
   interaction_id: id,

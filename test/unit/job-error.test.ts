@@ -1,5 +1,5 @@
 import t from 'tap';
-import { MAX_ERROR_MESSAGE_BYTES, boundError, type JobError } from '../../daemon/jobs/job.js';
+import { MAX_ERROR_MESSAGE_BYTES, boundError, type JobError } from '../../daemon/model/job.js';
 
 const bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
 

@@ -1,6 +1,6 @@
 import t from 'tap';
-import type { Job } from '../../daemon/jobs/job.js';
-import type { JobStatus } from '../../daemon/jobs/states.js';
+import type { Job } from '../../daemon/model/job.js';
+import type { JobStatus } from '../../daemon/model/states.js';
 import { JobIndex } from '../../daemon/store/job-index.js';
 
 /** A job created `n` seconds after a fixed origin, with the id given. */

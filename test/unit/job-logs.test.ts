@@ -2,10 +2,10 @@ import t from 'tap';
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { LOG_CHUNK_BYTES, readLogs, type LogJobs, type LogsParams } from '../../daemon/job-logs.js';
-import type { EngineName, Job } from '../../daemon/jobs/job.js';
-import { RunFolder } from '../../daemon/jobs/run-folder.js';
-import type { JobStatus } from '../../daemon/jobs/states.js';
+import { LOG_CHUNK_BYTES, readLogs, type LogJobs, type LogsParams } from '../../daemon/jobs/job-logs.js';
+import type { EngineName, Job } from '../../daemon/model/job.js';
+import { RunFolder } from '../../daemon/model/run-folder.js';
+import type { JobStatus } from '../../daemon/model/states.js';
 
 const runs = await mkdtemp(join(tmpdir(), 'skilld-logs-'));
 t.teardown(() => rm(runs, { recursive: true, force: true }));

@@ -4,7 +4,7 @@
 import t, { type Test } from 'tap';
 import { HostLease } from '../../daemon/cluster/host-lease.js';
 import { ANSWERS_CHANNEL, Mailbox, REQUESTS_CHANNEL, type Carry, type RoutedMethod } from '../../daemon/cluster/mailbox.js';
-import { createLogger } from '../../daemon/logger.js';
+import { createLogger } from '../../daemon/base/logger.js';
 import { Listener } from '../../daemon/store/pg/listener.js';
 import { migrate } from '../../daemon/store/pg/migrations.js';
 import { openPool, type Pool } from '../../daemon/store/pg/pool.js';

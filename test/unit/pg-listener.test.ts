@@ -2,8 +2,8 @@
 // with `onConnected` run each time so that what was announced meanwhile can be caught up.
 import t from 'tap';
 import pg from 'pg';
-import type { Clock } from '../../daemon/clock.js';
-import { createLogger } from '../../daemon/logger.js';
+import type { Clock } from '../../daemon/base/clock.js';
+import { createLogger } from '../../daemon/base/logger.js';
 import { Listener } from '../../daemon/store/pg/listener.js';
 import { testPostgres } from '../helpers/daemon.js';
 import type { ThrowawayPostgres } from '../fixtures/throwaway-postgres.js';

@@ -1,10 +1,10 @@
 // PR-1 PR-2: the resume probe's results are kept for the daemon's lifetime, except one that ran
 // out of time, which says nothing lasting about the engine (a busy machine): that one is probed again.
 import t from 'tap';
-import type { EngineConfig } from '../../daemon/config.js';
-import { ProfileProbe, type ShortRunner } from '../../daemon/engines/probe.js';
-import type { EngineName } from '../../daemon/jobs/job.js';
-import type { ShortRun } from '../../daemon/process/run-short.js';
+import type { EngineConfig } from '../../daemon/base/config.js';
+import { ProfileProbe } from '../../daemon/engines/probe.js';
+import type { EngineName } from '../../daemon/model/job.js';
+import type { ShortRunner, ShortRun } from '../../daemon/model/short-run.js';
 
 const engine = (command: string): EngineConfig => ({ command: [command], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } });
 const configs = { codex: engine('codex'), gemini: engine('gemini'), iflow: engine('iflow'), claude: engine('claude') } as Record<EngineName, EngineConfig>;

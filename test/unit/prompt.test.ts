@@ -1,5 +1,5 @@
 import t from 'tap';
-import { firstTurnPrompt, patchSkillMd, replyPrompt, type FirstTurnPromptInput } from '../../daemon/jobs/prompt.js';
+import { firstTurnPrompt, patchSkillMd, replyPrompt, type FirstTurnPromptInput } from '../../daemon/model/prompt.js';
 
 const ORIGINAL = '# Echo\n\nGreet the user.\n\n\n';
 const ARTIFACTS = '/var/lib/skilld/runs/job-123/workspace/artifacts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterRecovery } from '../../daemon/api.js';
 import { KeyedLock } from '../../daemon/jobs/keyed-lock.js';
-import type { Job } from '../../daemon/jobs/job.js';
+import type { Job } from '../../daemon/model/job.js';
 import { Recoveries, recoverJobs, type RecoveryDeps, type RecoveryMoves } from '../../daemon/jobs/recovery.js';
 import type { TurnHandle } from '../../daemon/jobs/turn.js';
 import type { ProcessRecord } from '../../daemon/store/store.js';

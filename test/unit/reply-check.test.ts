@@ -2,8 +2,8 @@
 // stable code before anything is stored.
 import t from 'tap';
 import { SkilldError } from '../../rpc/errors.js';
-import type { Interaction } from '../../daemon/jobs/interactions.js';
-import type { Job } from '../../daemon/jobs/job.js';
+import type { Interaction } from '../../daemon/model/interactions.js';
+import type { Job } from '../../daemon/model/job.js';
 import { checkReplyRequest } from '../../daemon/jobs/reply-check.js';
 
 const waiting = {

@@ -4,8 +4,8 @@ import { ENGINE_NAMES, EXECUTION_MODES, JOB_STATUSES } from '../../clients/choic
 import { withHelp, type Command } from '../../clients/command.js';
 import { COMMANDS } from '../../clients/table.js';
 import { commandHelp, optionDescription, usageText, wrap, HELP_WIDTH } from '../../clients/usage.js';
-import * as daemonJob from '../../daemon/jobs/job.js';
-import { JOB_STATUSES as DAEMON_STATUSES } from '../../daemon/jobs/states.js';
+import * as daemonJob from '../../daemon/model/job.js';
+import { JOB_STATUSES as DAEMON_STATUSES } from '../../daemon/model/states.js';
 
 /** Help text on one line, so that a wrapped description can be found whole. */
 const flat = (text: string): string => text.replace(/\s+/g, ' ');

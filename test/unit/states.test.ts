@@ -1,5 +1,5 @@
 import t from 'tap';
-import { JOB_EVENTS, JOB_STATUSES, TERMINAL_STATUSES, TRANSITIONS, isTerminal, nextStatus, type JobEvent, type JobStatus } from '../../daemon/jobs/states.js';
+import { JOB_EVENTS, JOB_STATUSES, TERMINAL_STATUSES, TRANSITIONS, isTerminal, nextStatus, type JobEvent, type JobStatus } from '../../daemon/model/states.js';
 
 // The expected lifecycle, written out independently of the table under test (README, "Job lifecycle"):
 // a slot grant starts a queued job (and a restart queues again one whose engine never started);

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { rescueOf } from '../../daemon/jobs/sticky-rescue.js';
-import type { Job } from '../../daemon/jobs/job.js';
+import type { Job } from '../../daemon/model/job.js';
 
 const waiting: Job = {
   job_id: 'job-1', skill_id: 'echo', skill_version: '1.0.0', engine: 'gemini', execution_mode: 'interactive', status: 'waiting_user',

@@ -2,7 +2,7 @@ import t from 'tap';
 import { appendFile, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Job } from '../../daemon/jobs/job.js';
+import type { Job } from '../../daemon/model/job.js';
 import { LowdbStore, SCHEMA_VERSION, StateVersionError, COMPACT_MIN_BYTES } from '../../daemon/store/lowdb-store.js';
 
 const NOW = new Date('2025-06-01T12:00:00.000Z');

@@ -6,11 +6,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Limiter } from '../../rpc/limiter.js';
-import type { Clock } from '../../daemon/clock.js';
+import type { Clock } from '../../daemon/base/clock.js';
 import { FOLLOW_PAGE_BYTES, LIVE_BACKLOG_BYTES, type EventOutlet } from '../../daemon/event-follower.js';
-import { EventLog, type EventCursor, type EventListener, type EventPage, type JobEventRecord, type JobEvents, type JobEventType } from '../../daemon/jobs/events.js';
-import { createLogger } from '../../daemon/logger.js';
+import { EventLog } from '../../daemon/store/event-log.js';
+import { createLogger } from '../../daemon/base/logger.js';
 import { Subscriptions } from '../../daemon/subscriptions.js';
+import type { EventCursor, EventListener, EventPage, JobEventRecord, JobEvents, JobEventType } from '../../daemon/model/events.js';
 
 const clock: Clock = { now: () => new Date(), setTimer: (ms, callback) => {
   const handle = setTimeout(callback, ms);

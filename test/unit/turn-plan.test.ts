@@ -1,9 +1,9 @@
 import t from 'tap';
 import { SkilldError } from '../../rpc/errors.js';
 import { ENGINES } from '../../daemon/engines/registry.js';
-import type { Interaction } from '../../daemon/jobs/interactions.js';
-import type { EngineName, Job, ProfileKind } from '../../daemon/jobs/job.js';
-import { RunFolder } from '../../daemon/jobs/run-folder.js';
+import type { Interaction } from '../../daemon/model/interactions.js';
+import type { EngineName, Job, ProfileKind } from '../../daemon/model/job.js';
+import { RunFolder } from '../../daemon/model/run-folder.js';
 import { checkFirstPrompt, checkReply, planTurn, type TurnPlan } from '../../daemon/jobs/turn-plan.js';
 
 const COMMAND = ['/usr/bin/engine'];

@@ -1,6 +1,6 @@
 import pg from 'pg';
-import type { Clock, Timer } from '../../clock.js';
-import type { Logger } from '../../logger.js';
+import type { Clock, Timer } from '../../base/clock.js';
+import type { Logger } from '../../base/logger.js';
 
 const FIRST_RETRY_MS = 100;
 const LAST_RETRY_MS = 5000;

@@ -1,15 +1,17 @@
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SkilldError } from '../../../rpc/errors.js';
-import type { Pending } from '../../jobs/gate.js';
-import type { Interaction } from '../../jobs/interactions.js';
-import type { Job } from '../../jobs/job.js';
-import { patchSkillMd } from '../../jobs/prompt.js';
-import { RunFolder } from '../../jobs/run-folder.js';
+import type { Pending } from '../../model/gate.js';
+import type { Interaction } from '../../model/interactions.js';
+import type { Job } from '../../model/job.js';
+import { patchSkillMd } from '../../model/prompt.js';
+import { RunFolder } from '../../model/run-folder.js';
 import type { JobDocs, JobResult, NewJobDocs, StoredRequest } from '../job-docs.js';
-import { QUEUED_CHANNEL } from '../../cluster/custody.js';
 import { jobRow } from './pg-store.js';
 import { CommitInDoubtError, inTransaction, type Pool } from './pool.js';
+
+/** The channel a new or released queued job is announced on: every host's claimer listens (cluster/member.ts). */
+export const QUEUED_CHANNEL = 'skilld_queued';
 
 /**
  * Job documents in PostgreSQL, readable by every daemon of the store. The skill snapshot is kept
@@ -37,7 +39,7 @@ export class PgDocs implements JobDocs {
         await client.query('INSERT INTO skilld.jobs (job_id, status, skill_id, created_at, engine, doc) VALUES ($1, $2, $3, $4, $5, $6)', jobRow(job));
         await client.query('INSERT INTO skilld.job_docs (job_id, request) VALUES ($1, $2)', [job.job_id, JSON.stringify(docs.request)]);
         await client.query('INSERT INTO skilld.job_files (job_id, path, bytes) SELECT $1, * FROM unnest($2::text[], $3::bytea[])', [job.job_id, paths, paths.map((path) => docs.skillFiles.get(path))]);
-        // Every host's claimer hears of it once it is stored (cluster/claimer.ts).
+        // Every host's claimer hears of it once it is stored.
         await client.query(`SELECT pg_notify('${QUEUED_CHANNEL}', '')`);
       });
     } catch (error) {

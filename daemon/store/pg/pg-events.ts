@@ -1,6 +1,7 @@
-import type { Clock, Timer } from '../../clock.js';
-import { cursorAfter, keepNewest, MAX_UNWRITTEN_EVENT_BYTES, type EventCursor, type EventListener, type EventPage, type JobEventRecord, type JobEvents, type JobEventType } from '../../jobs/events.js';
+import type { Clock, Timer } from '../../base/clock.js';
+import { keepNewest, MAX_UNWRITTEN_EVENT_BYTES } from '../event-log.js';
 import { CommitInDoubtError, inTransaction, type Pool } from './pool.js';
+import { cursorAfter, type EventCursor, type EventListener, type EventPage, type JobEventRecord, type JobEvents, type JobEventType } from '../../model/events.js';
 
 /** An event waiting to be stored: it gets its number when it is. */
 interface Unstored {

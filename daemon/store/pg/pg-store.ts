@@ -1,8 +1,8 @@
-import type { Job } from '../../jobs/job.js';
-import { isTerminal, JOB_STATUSES, type JobStatus } from '../../jobs/states.js';
+import type { Job } from '../../model/job.js';
+import { isTerminal, JOB_STATUSES, type JobStatus } from '../../model/states.js';
 import type { ExpiredJob, ExpiryQuery, JobQuery, ProcessRecord, Store, StoreNotice } from '../store.js';
 import { SkilldError } from '../../../rpc/errors.js';
-import { HostLease } from '../../cluster/host-lease.js';
+import { fence, type HostEpoch } from './host-fence.js';
 import type { Pool } from './pool.js';
 
 const ACTIVE_STATUSES = JOB_STATUSES.filter((status) => !isTerminal(status));
@@ -19,10 +19,10 @@ const FINISHED_STATUSES = JOB_STATUSES.filter(isTerminal);
 export class PgStore implements Store {
   readonly notices: readonly StoreNotice[] = [];
   readonly #pool: Pool;
-  readonly #lease: HostLease;
+  readonly #lease: HostEpoch;
   readonly #onFenced: () => void;
 
-  constructor(pool: Pool, lease: HostLease, onFenced: () => void) {
+  constructor(pool: Pool, lease: HostEpoch, onFenced: () => void) {
     this.#pool = pool;
     this.#lease = lease;
     this.#onFenced = onFenced;
@@ -71,7 +71,7 @@ export class PgStore implements Store {
 
   async putJob(job: Job): Promise<void> {
     const { rowCount } = await this.#pool.query(
-      `UPDATE skilld.jobs SET status = $2, doc = $3, finished_at = $6 WHERE job_id = $1 AND owner_host = $4 AND owner_epoch = $5 AND ${HostLease.fence('$4', '$5')}`,
+      `UPDATE skilld.jobs SET status = $2, doc = $3, finished_at = $6 WHERE job_id = $1 AND owner_host = $4 AND owner_epoch = $5 AND ${fence('$4', '$5')}`,
       [job.job_id, job.status, JSON.stringify(job), this.#lease.hostId, this.#lease.epoch, isTerminal(job.status) ? job.finished_at : null],
     );
     if (rowCount === 1) return;

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Logger } from '../../logger.js';
+import type { Logger } from '../../base/logger.js';
 import { isDatabaseFault } from './db-faults.js';
 
 export type Pool = pg.Pool;

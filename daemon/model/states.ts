@@ -1,6 +1,7 @@
 /**
  * The job lifecycle as one table: statuses, the events that move a job, and where each event
- * leads from each status. Pure data; `Supervisor.apply` is the only code that moves a job.
+ * leads from each status. Pure data; `JobMoves.apply` (jobs/moves.ts) is the only code that
+ * moves a job.
  */
 
 export const JOB_STATUSES = ['queued', 'running', 'waiting_user', 'succeeded', 'failed', 'canceled'] as const;

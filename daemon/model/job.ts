@@ -1,5 +1,4 @@
 import type { JobErrorCode, WarningCode } from '../../rpc/errors.js';
-import type { ApprovalMode } from '../engines/live-session.js';
 import type { JobStatus } from './states.js';
 
 export const ENGINE_NAMES = ['codex', 'gemini', 'iflow', 'claude'] as const;
@@ -7,6 +6,9 @@ export type EngineName = (typeof ENGINE_NAMES)[number];
 
 export const EXECUTION_MODES = ['auto', 'interactive'] as const;
 export type ExecutionMode = (typeof EXECUTION_MODES)[number];
+
+/** How a live engine treats tool use: `auto` runs tools unasked (as one-shot turns do); `ask` turns each permission request into an `approval` event. */
+export type ApprovalMode = 'auto' | 'ask';
 
 export type ProfileKind = 'resumable' | 'sticky_process';
 

@@ -1,10 +1,10 @@
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import { SkilldError } from '../rpc/errors.js';
-import { agentTranscript } from './engines/agent-text.js';
-import { ENGINES } from './engines/registry.js';
-import type { Job } from './jobs/job.js';
-import type { LogStream, RunFolder } from './jobs/run-folder.js';
-import { isTerminal } from './jobs/states.js';
+import { SkilldError } from '../../rpc/errors.js';
+import { agentTranscript } from '../engines/agent-text.js';
+import { ENGINES } from '../engines/registry.js';
+import type { Job } from '../model/job.js';
+import type { LogStream, RunFolder } from '../model/run-folder.js';
+import { isTerminal } from '../model/states.js';
 
 /** The most bytes of the log one `jobs/logs` call reads. */
 export const LOG_CHUNK_BYTES = 256 * 1024;

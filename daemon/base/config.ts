@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseDuration } from '../rpc/duration.js';
-import { MAX_TIMEOUT_SEC } from '../rpc/methods.js';
-import { ENGINE_NAMES, type EngineName } from './jobs/job.js';
+import { parseDuration } from '../../rpc/duration.js';
+import { MAX_TIMEOUT_SEC } from '../../rpc/methods.js';
+import { ENGINE_NAMES, type EngineName } from '../model/job.js';
 import { DEFAULT_LIMITS, sandboxPaths, validateLimits, validateSandbox, type Limits, type SandboxConfig, type SandboxPaths } from './config-sandbox.js';
 
 export { SANDBOX_MODES, type Limits, type SandboxConfig, type SandboxMode, type SandboxPaths } from './config-sandbox.js';
