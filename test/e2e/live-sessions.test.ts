@@ -140,12 +140,12 @@ for (const engine of LIVE_ENGINES) {
   });
 
   t.test(`${engine}: an approval past a non-strict deadline is denied for the user; past a strict one the job fails INTERACTION_WAIT_TIMEOUT`, async (t) => {
-    // Waits long enough to be seen waiting on a busy machine before their deadlines pass.
-    const lenient = await asking({ session_timeout_sec: 3, interactive_require_user_reply: false });
+    // Waits long enough to be seen waiting on a busy machine before their deadlines pass; the two
+    // jobs wait side by side, one slot each.
+    const [lenient, strict] = await Promise.all([asking({ session_timeout_sec: 3, interactive_require_user_reply: false }), asking({ session_timeout_sec: 3 })]);
     t.match(await waitForStatus(client, lenient.jobId), { status: 'succeeded' });
     t.match(await client.request('jobs/result', { job_id: lenient.jobId }), { output: { approved: false } });
     t.match(await client.request('jobs/history', { job_id: lenient.jobId }), { interactions: [{ kind: 'approval', resolution_mode: 'auto_decide_timeout' }] });
-    const strict = await asking({ session_timeout_sec: 3 });
     t.match(await waitForStatus(client, strict.jobId), { status: 'failed', error: { code: 'INTERACTION_WAIT_TIMEOUT' } });
     await waitUntilGone(strict.pid);
   });

@@ -5,9 +5,8 @@
 import t from 'tap';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { RpcCallError, RpcClient } from '../../rpc/client.js';
-import { RELEASE_FILE, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { RELEASE_FILE, TestDaemon, waitForStatus, waitUntilRemoved, type JobView } from '../helpers/daemon.js';
 
 const config = { max_concurrent: 1, max_queue: 400, retention: { max_age: null } };
 
@@ -43,7 +42,8 @@ t.test('300 canceled and 13 succeeded jobs pruned, then SIGKILL: none comes back
   for (const id of queued) await client.request('jobs/cancel', { job_id: id });
   const pruned = await client.request<PruneAnswer>('jobs/prune', { older_than_sec: 0, status: ['canceled'] });
   t.equal(pruned.count, 300, 'the prune answered 300 removed');
-  await sleep(1000);
+  // Killed once the run folders are gone too: a store that kept the records would bring back jobs without folders.
+  for (const id of queued) await waitUntilRemoved(daemon.runDir(id));
   await daemon.kill();
 
   const second = await TestDaemon.start({ dir: daemon.dir, config });
@@ -58,7 +58,7 @@ t.test('300 canceled and 13 succeeded jobs pruned, then SIGKILL: none comes back
   for (let i = 0; i < 12; i += 1) done.push((await c.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { emit: { greeting: 'd' } } })).job_id);
   for (const id of done) t.equal((await waitForStatus(c, id)).status, 'succeeded');
   t.equal((await c.request<PruneAnswer>('jobs/prune', { older_than_sec: 0, status: ['succeeded'] })).count, 13, 'the holder and the twelve');
-  await sleep(3000);
+  for (const id of done) await waitUntilRemoved(second.runDir(id));
   await second.kill();
 
   const third = await TestDaemon.start({ dir: daemon.dir, config });

@@ -68,7 +68,7 @@ for (const engine of Object.keys(HOMES) as RealEngine[]) {
       t.equal(roots.length, 1, 'exactly one live engine (one process tree) while the job waits');
       t.match(await client.request('jobs/get', { job_id: jobId }), { session_handle: { engine, handle_type: 'session_id', handle_value: /^[0-9a-f-]{36}$/ } }, 'the engine named its session');
       // A while later, nothing has changed: the process waits with its conversation in memory.
-      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await new Promise((resolve) => setTimeout(resolve, 500));
       t.match(await client.request('jobs/get', { job_id: jobId }), { status: 'waiting_user' });
       t.ok(stillUnder(workspace, roots[0] as number), 'the same process, still alive');
       const before = server.modelRequests().length;
