@@ -108,11 +108,12 @@ async function suite(): Promise<void> {
   t.test('open lists share one daemon connection (a job view\'s own: web-guard.test.ts)', async (t) => {
     const first = await opened();
     const made = await create({ scenario: 'ok' });
-    await first.locator(`tr[data-job="${made.job_id}"]`).waitFor(); // the list's stream is up
+    // A list shows a job once its stream stands (it reads the jobs only then): the list's connection is made.
+    await first.locator(`tr[data-job="${made.job_id}"]`).waitFor();
     const holding = await daemonConnections(daemon.socket);
     const more = [await opened(), await opened()];
     const next = await create({ scenario: 'ok' });
-    // Each list heard of the job by its stream (it was made after they had loaded).
+    // Each list shows the job once its stream stands: the two more have joined the first's.
     for (const tab of [first, ...more]) await tab.locator(`tr[data-job="${next.job_id}"]`).waitFor();
     t.equal(await daemonConnections(daemon.socket), holding, 'three open lists hold the connections one did');
     for (const tab of [first, ...more]) await tab.context().close();
