@@ -14,6 +14,12 @@ export interface StreamOptions {
   signal?: AbortSignal;
   /** Runs once the subscription stands; the events it gives come first, before any live one. */
   afterSubscribe?: (() => Promise<JobEvent[]>) | undefined;
+  /**
+   * Runs each time a subscription stands: the first, and each one made again after a restart
+   * (`lastingJobEvents`). From then on no event is missed, so state read after it is never older
+   * than the events that follow.
+   */
+  subscribed?: (() => void) | undefined;
 }
 
 /**
@@ -41,6 +47,7 @@ export async function* jobEvents(client: RpcClient, params: SubscribeParams, opt
   let subscription: string | undefined;
   try {
     subscription = (await client.request<{ subscription_id: string }>('jobs/subscribe', params)).subscription_id;
+    options.subscribed?.();
     if (options.afterSubscribe !== undefined) queue.unshift(...(await options.afterSubscribe()));
     for (;;) {
       if (signal?.aborted === true) return;

@@ -116,7 +116,9 @@ export class Bridge {
   /**
    * Sends a job's events (`job_id`, from `after_seq`), or every job's and the skills' changes, until
    * `signal` aborts. The daemon's comings and goings are events too (`daemon` `{connected}`); while
-   * it is away the stream waits for it, and a job's stream goes on where it stopped.
+   * it is away the stream waits for it, and a job's stream goes on where it stopped. `connected:
+   * true` comes once the subscription stands, not when the connection is made: a view that reads
+   * its state on it misses no change between that reading and its stream.
    */
   async stream(params: SubscribeParams, send: SendEvent, signal: AbortSignal): Promise<void> {
     if (params.job_id === undefined) return this.#everyJob.follow(send, signal);
@@ -142,11 +144,12 @@ export class Bridge {
       send('daemon', { connected: false });
       if (!(await lasting(link, abort))) return false;
       if (params.job_id === undefined) skills();
-      send('daemon', { connected: true });
       return true;
     };
+    // Connected for the page once the subscription stands (again, after a restart): from then on it hears every change.
+    const subscribed = (): void => send('daemon', { connected: true });
     try {
-      for await (const event of lastingJobEvents({ client: link.client, warn: () => undefined, reconnect }, params, { signal })) {
+      for await (const event of lastingJobEvents({ client: link.client, warn: () => undefined, reconnect }, params, { signal, subscribed })) {
         if (!forPage(event, params.job_id === undefined)) continue;
         send('job', event, params.job_id === undefined ? undefined : event.seq);
       }
@@ -179,7 +182,7 @@ export class Bridge {
     return made;
   }
 
-  /** A connection of a stream's own: waits for the daemon (saying so) until it answers, or null once `signal` aborts. */
+  /** A connection of a stream's own: waits for the daemon (saying it is away) until it answers, or null once `signal` aborts. */
   async #link(send: SendEvent, signal: AbortSignal): Promise<ClientLink | null> {
     for (let said = false; !signal.aborted; said = true) {
       try {
@@ -188,7 +191,6 @@ export class Bridge {
           client.close();
           return null;
         }
-        send('daemon', { connected: true });
         return new ClientLink(client, this.#socket);
       } catch (error) {
         if (!(error instanceof DaemonUnreachableError)) throw error;

@@ -8,7 +8,8 @@ export type FeedSource = (send: SendEvent, signal: AbortSignal) => Promise<void>
  * One stream of events shared by every listener that wants the same one (every open list of jobs
  * follows every job's status the same way): started by the first listener, stopped after the last
  * has left, so many open pages hold one daemon connection between them. A listener that joins
- * late first hears whether the daemon answers, as the first heard it when it started.
+ * late first hears whether the daemon answers, as the others last heard it (for the bridge's
+ * stream, `connected: true` once its subscription stands).
  */
 export class Feed {
   readonly #source: FeedSource;

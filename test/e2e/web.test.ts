@@ -79,14 +79,41 @@ async function suite(): Promise<void> {
     await tab.context().close();
   });
 
+  t.test('a list reads the jobs once its stream stands: a job made and ended while the stream was on its way is on it', async (t) => {
+    // The list's stream held in the browser until the job has ended: every change of the job comes before the stream.
+    let asked = (): void => undefined;
+    const streamAsked = new Promise<void>((resolve) => (asked = resolve));
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const called: string[] = [];
+    const tab = await opened('/', 'desktop', async (page) => {
+      page.on('request', (request) => {
+        if (new URL(request.url()).pathname === '/rpc') called.push(String((request.postDataJSON() as { method?: unknown } | null)?.method));
+      });
+      await page.route('**/events', async (route) => {
+        asked();
+        await held;
+        await route.continue();
+      });
+    });
+    await streamAsked;
+    const job = await create({ scenario: 'ok' });
+    await waitForStatus(client, job.job_id);
+    t.notOk(called.includes('jobs/list'), `no jobs read before the stream stands: ${called.join(', ')}`);
+    release();
+    await tab.locator(`tr[data-job="${job.job_id}"]`).getByText('succeeded').waitFor();
+    await tab.context().close();
+  });
+
   t.test('open lists share one daemon connection (a job view\'s own: web-guard.test.ts)', async (t) => {
     const first = await opened();
     const made = await create({ scenario: 'ok' });
-    await first.locator(`tr[data-job="${made.job_id}"]`).waitFor(); // the list's stream is up
+    // A list shows a job once its stream stands (it reads the jobs only then): the list's connection is made.
+    await first.locator(`tr[data-job="${made.job_id}"]`).waitFor();
     const holding = await daemonConnections(daemon.socket);
     const more = [await opened(), await opened()];
     const next = await create({ scenario: 'ok' });
-    // Each list heard of the job by its stream (it was made after they had loaded).
+    // Each list shows the job once its stream stands: the two more have joined the first's.
     for (const tab of [first, ...more]) await tab.locator(`tr[data-job="${next.job_id}"]`).waitFor();
     t.equal(await daemonConnections(daemon.socket), holding, 'three open lists hold the connections one did');
     for (const tab of [first, ...more]) await tab.context().close();
@@ -163,7 +190,7 @@ async function suite(): Promise<void> {
     await waitForStatus(client, job.job_id, ['waiting_user']);
     const live = await opened(`/jobs/${job.job_id}`);
     // A second page that hears nothing more from the daemon keeps the old question up.
-    const stale = await opened(`/jobs/${job.job_id}`, 'desktop', true);
+    const stale = await opened(`/jobs/${job.job_id}`, 'desktop', (page) => page.route('**/events**', (route) => route.abort()));
     await live.locator('section.question').waitFor();
     await stale.locator('section.question').waitFor();
     const replied = await runSkillctl(['reply', job.job_id, '2', '--socket', daemon.socket], process.env);
@@ -323,11 +350,11 @@ async function suite(): Promise<void> {
     await tab.context().close();
   });
 
-  /** A new browser context signed in through the printed address, at `place` (a route of the page). */
-  async function opened(place = '/', screen: keyof typeof SCREENS = 'desktop', deaf = false): Promise<Page> {
+  /** A new browser context signed in through the printed address, at `place` (a route of the page); `prepare` runs on the page first. */
+  async function opened(place = '/', screen: keyof typeof SCREENS = 'desktop', prepare?: (page: Page) => Promise<unknown>): Promise<Page> {
     const context = await browser.newContext({ viewport: SCREENS[screen], acceptDownloads: true });
     const page = await context.newPage();
-    if (deaf) await page.route('**/events**', (route) => route.abort());
+    await prepare?.(page);
     return signedIn(page, web, follow, place);
   }
 }

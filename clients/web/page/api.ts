@@ -50,10 +50,16 @@ export function useReach(): Reach {
   return now;
 }
 
-/** What an event stream tells: job events, skill changes, the daemon back (after it was away), a refusal. */
+/** What an event stream tells: job events, skill changes, the stream standing, the daemon back (after it was away), a refusal. */
 export interface StreamHandlers {
   job?(event: JobEvent): void;
   skills?(ids: string[]): void;
+  /**
+   * The stream stands: every change from now on comes through it. First once it is subscribed, then
+   * each time it is again (the daemon, or the page's server, back). State read from here on misses
+   * nothing; state read before may have missed a change made before the stream stood.
+   */
+  live?(): void;
   /** The daemon answers again after it was away: what was shown may be old. */
   back?(): void;
   failure?(error: CallError): void;
@@ -73,6 +79,7 @@ export function useEvents(jobId: string | null, handlers: StreamHandlers): void 
     source.addEventListener('daemon', (message) => {
       const { connected } = JSON.parse((message as MessageEvent<string>).data) as { connected: boolean };
       setReach(connected ? 'connected' : 'daemon_away');
+      if (connected) on().live?.();
       if (connected && away) on().back?.();
       away = !connected;
     });

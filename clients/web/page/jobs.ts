@@ -53,7 +53,13 @@ export function JobsPage() {
     }
   }, [filters]);
 
-  useEffect(() => void load(), [load]);
+  // The jobs are read once the list's stream stands, and each time it stands again, never before: a
+  // job made, or a change, between a reading and the stream would not be heard. Again when the
+  // filters change.
+  const [stood, setStood] = useState(0);
+  useEffect(() => {
+    if (stood > 0) void load();
+  }, [load, stood]);
   useEffect(() => {
     void call<{ skills: Skill[] }>('skills/list').then((answer) => setSkills(answer.skills.map((skill) => skill.id)), () => undefined);
   }, []);
@@ -93,7 +99,8 @@ export function JobsPage() {
       // once the new status is drawn (starting a request takes the browser a moment).
       if ((known === undefined || known.host === null || known.host === undefined) && !asking.current.has(event.job_id)) setTimeout(() => void fetchJob(event.job_id), 0);
     },
-    back: () => void load(),
+    live: () => setStood((times) => times + 1),
+    failure: (failure) => setError(failure),
   });
 
   const shown = jobs === null ? null : ordered(jobs);

@@ -17,8 +17,9 @@ export function SkillsPage() {
       setError(failure as CallError);
     }
   }, []);
-  useEffect(() => void load(), [load]);
-  useEvents(null, { skills: () => void load(), back: () => void load() });
+  // Read once the stream stands (and each time it stands again), never before: a skill changed
+  // between a reading and the stream would not be heard.
+  useEvents(null, { skills: () => void load(), live: () => void load(), failure: (failure) => setError(failure) });
   return html`
     <h1 tabindex="-1">Skills</h1>
     ${error !== null && html`<${ErrorLine} error=${error} />`}
