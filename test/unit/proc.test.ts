@@ -65,3 +65,32 @@ t.test('stopAll ends only when a process that ignores SIGTERM is gone, and SIGKI
   await stopping;
   t.notOk(isSameProcess(stat.pid, stat.startTime), 'it is gone');
 });
+
+t.test('stopAll looks for newcomers while a spared process waits for them: a tool born after the stop began gets its SIGTERM long before the grace period ends', async (t) => {
+  // The spared process stands for a sandbox's outer process: it ends by itself once the process
+  // whose pid it is given has ended, and gets no SIGTERM of its own.
+  const waiter = `process.stdin.once('data', (d) => { const pid = Number(String(d)); setInterval(() => { try { process.kill(pid, 0); } catch { process.exit(0); } }, 20); }); process.stdout.write('up');`;
+  const spared = spawn(process.execPath, ['-e', waiter], { env: {}, stdio: ['pipe', 'pipe', 'ignore'] });
+  await once(spared.stdout, 'data');
+  const stat = readStat(spared.pid as number);
+  if (stat === null) throw new Error('the spared process is gone already');
+  const clock = new FakeClock();
+  const grace = 60_000;
+  let finished = false;
+  const stopping = stopAll([stat], { groups: [], owns: (mark) => mark === 'job-n', bornAfter: Number(stat.startTime), spared: stat.pid }, clock, grace).then(() => (finished = true));
+  // A tool of the job, born after the stop began; the spared process waits for it.
+  const tool = await idle({ [JOB_MARK]: 'job-n' });
+  const toolExit = once(tool, 'exit');
+  spared.stdin.end(String(tool.pid));
+  let elapsed = 0;
+  while (!finished && elapsed < grace - 1000) {
+    clock.advance(20);
+    elapsed += 20;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  t.ok(finished, 'the stop ended before the grace period did');
+  const [, signal] = (await toolExit) as [number | null, string | null];
+  t.equal(signal, 'SIGTERM', 'the tool was stopped by a SIGTERM');
+  await stopping;
+  t.notOk(isSameProcess(stat.pid, stat.startTime), 'the spared process ended by itself');
+});
