@@ -1,6 +1,6 @@
 import type { JobDocs } from '../store/job-docs.js';
 import type { Pending } from '../model/gate.js';
-import { nextInteractionId, withAsked, type Interaction } from '../model/interactions.js';
+import { askedRound, withAsked, type Interaction } from '../model/interactions.js';
 
 /**
  * The interaction histories of active jobs (stored with the job's documents), with the latest
@@ -38,11 +38,14 @@ export class Histories {
 
   /**
    * A new round, asked at `at`, appended: it gets the next id (approvals come within a turn, so
-   * a question's id is at least its attempt, a later round's more). Returns it with that id.
+   * a question's id is at least its attempt, a later round's more). Returns it with that id. The
+   * same question asked again while its round is unanswered is that round (`askedRound`).
    */
   async ask(jobId: string, asked: Pending, at: string): Promise<Pending> {
     const history = await this.read(jobId);
-    const pending = { ...asked, interaction_id: nextInteractionId(history, asked.interaction_id) };
+    const id = askedRound(history, asked);
+    if (id === null) return { ...asked, interaction_id: (history.at(-1) as Interaction).interaction_id };
+    const pending = { ...asked, interaction_id: id };
     await this.write(jobId, withAsked(history, pending, at));
     return pending;
   }

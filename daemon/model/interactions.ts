@@ -28,6 +28,18 @@ export function nextInteractionId(history: readonly Interaction[], floor: number
   return Math.max(floor, ...history.map((i) => i.interaction_id + 1));
 }
 
+/**
+ * The round a question asked now is: the last one, when that is this same question still
+ * unanswered (the same turn's outcome stored again: a write retried after a storage fault, or a
+ * turn settled again after a crash), so that one question never becomes two rounds and a reply
+ * to the first is not stale; else a new round, with the next id. Null: the last round is it.
+ */
+export function askedRound(history: readonly Interaction[], asked: Pending): number | null {
+  const last = history.at(-1);
+  if (last !== undefined && last.replied_at === null && last.interaction_id >= asked.interaction_id && last.prompt === asked.prompt && last.kind === asked.kind) return null;
+  return nextInteractionId(history, asked.interaction_id);
+}
+
 /** The history after a new question was asked. */
 export function withAsked(history: readonly Interaction[], pending: Pending, askedAt: string): Interaction[] {
   const entry: Interaction = {

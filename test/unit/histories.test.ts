@@ -76,3 +76,21 @@ t.test('a failed write leaves the remembered version unchanged', async (t) => {
   await t.rejects(histories.write('gone', [round(1)]), { code: 'ENOENT' }, 'no run folder');
   t.same(await histories.read('gone'), [], 'nothing that is not on disk is served');
 });
+
+t.test('a question asked again while its round is unanswered is that round: one question never becomes two', async (t) => {
+  const runs = await mkdtemp(join(tmpdir(), 'skilld-histories-'));
+  t.teardown(() => rm(runs, { recursive: true, force: true }));
+  await mkdir(join(runs, 'job-1'));
+  const histories = new Histories(await docsIn(t, runs));
+  const asked = { interaction_id: 1, prompt: 'question 1', kind: 'open_text' };
+  const first = await histories.ask('job-1', asked, '2025-01-01T00:00:00.000Z');
+  t.equal(first.interaction_id, 1);
+  // The turn's outcome stored again (a write retried after a storage fault, or settled again after a crash).
+  const again = await histories.ask('job-1', asked, '2025-01-01T00:05:00.000Z');
+  t.equal(again.interaction_id, 1, 'the same round');
+  t.same((await histories.read('job-1')).map((one) => [one.interaction_id, one.asked_at]), [[1, '2025-01-01T00:00:00.000Z']], 'stored once, as first asked');
+  const other = await histories.ask('job-1', { ...asked, prompt: 'another question' }, '2025-01-01T00:06:00.000Z');
+  t.equal(other.interaction_id, 2, 'another question is a new round');
+  await histories.write('job-1', (await histories.read('job-1')).map((one) => (one.interaction_id === 2 ? { ...one, response: { text: 'yes' }, replied_at: '2025-01-01T00:07:00.000Z', resolution_mode: 'user_reply' as const } : one)));
+  t.equal((await histories.ask('job-1', { ...asked, prompt: 'another question', interaction_id: 2 }, '2025-01-01T00:08:00.000Z')).interaction_id, 3, 'the same words after a reply: a new round');
+});
