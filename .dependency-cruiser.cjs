@@ -13,7 +13,7 @@ const FLOORS = [
   ['store'], // where jobs, their documents and events are kept
   ['skills', 'slots'], // the skills catalogue; the slot pool
   ['sandbox'], // what an engine's process may see
-  ['process'], // starting, keeping and stopping engine processes
+  ['process', 'network'], // starting, keeping and stopping engine processes; each job's own network
   ['engines'], // each engine's command lines, output and live protocol
   ['jobs'], // the supervisor: every decision that moves a job
   ['cluster'], // several daemons on one shared store

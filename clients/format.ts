@@ -87,6 +87,7 @@ const EVENT_SUMMARY: Record<string, (data: Data) => string> = {
   input_required: (data) => clip(String((data['pending'] as Data | null)?.['prompt'] ?? '')),
   output: (data) => `${cell(data['stream'])}: ${clip(String(data['text'] ?? ''))}`,
   warning: (data) => cell(data['code']),
+  network_refused: (data) => clip(`${String(data['host'])}:${String(data['port'])} ${String(data['reason'])}: ${String(data['detail'] ?? '')}${typeof data['suppressed'] === 'number' ? ` (${data['suppressed']} more held back before it)` : ''}`),
   message: (data) => clip(String(data['text'] ?? '')),
   finished: (data) => (data['error'] ? `${cell(data['status'])} ${errorText(data['error'] as CodedError)}` : cell(data['status'])),
 };

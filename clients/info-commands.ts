@@ -9,7 +9,7 @@ import { cell, errorText, json, keyValues, table } from './format.js';
 import { durationText } from './time-text.js';
 import { clientVersion } from './version.js';
 import { terminalText } from './terminal-text.js';
-import type { EngineView, HostView, LimitStatus, RetentionView, SandboxStatus, StateLockStatus, StatusView } from './wire.js';
+import type { EngineView, HostView, LimitStatus, NetworkStatus, RetentionView, SandboxStatus, StateLockStatus, StatusView } from './wire.js';
 
 /** `status`: daemon/status. */
 export const statusCommand: Command = {
@@ -28,7 +28,7 @@ export const statusCommand: Command = {
 
 /** daemon/status as `key: value` lines; `uptime` (from `started_at`) follows `started_at`. */
 export function statusText(status: StatusView, now: number): string {
-  const { slots, jobs, skills, notices, retention, sandbox, limits, ...rest } = status;
+  const { slots, jobs, skills, notices, retention, sandbox, network, limits, ...rest } = status;
   const counts = Object.entries(jobs).map(([name, n]) => `${name} ${n}`);
   const pairs: Array<[string, string]> = Object.entries(rest).flatMap(([key, value]): Array<[string, string]> => {
     if (key === 'state_lock' && status.state_lock !== undefined) return [[key, stateLockText(status.state_lock)]];
@@ -40,6 +40,7 @@ export function statusText(status: StatusView, now: number): string {
   pairs.push(['skills', `${skills.ok} ok, ${skills.invalid} invalid`]);
   if (retention !== undefined) pairs.push(['retention', retentionText(retention, now)]);
   if (sandbox !== undefined) pairs.push(['sandbox', sandboxText(sandbox)]);
+  if (network !== undefined) pairs.push(['network', networkText(network)]);
   if (limits !== undefined) for (const [name, limit] of Object.entries(limits)) pairs.push([`limit ${name}`, limitText(name, limit)]);
   for (const notice of notices ?? []) pairs.push(['notice', errorText(notice)]);
   return keyValues(pairs);
@@ -55,6 +56,14 @@ function sandboxText(sandbox: SandboxStatus): string {
   if (sandbox.isolation !== 'sandbox' || sandbox.user == null) return `${sandbox.mode}: jobs run without a sandbox: ${terminalText(sandbox.reason ?? '')}`;
   const { name, uid, switched } = sandbox.user;
   return `${sandbox.mode}: jobs run in a sandbox, as ${terminalText(name)} (uid ${uid})${switched ? ", not the daemon's user" : ''}`;
+}
+
+/** `isolated: each job has a network of its own; allowed besides each engine's hosts: …`, or the host's network and why. */
+function networkText(network: NetworkStatus): string {
+  if (network.mode === 'open') return `open: jobs share the host's network: ${terminalText(network.reason ?? '')}`;
+  if (network.reason !== null) return `isolated, and it cannot be made here: no job starts: ${terminalText(network.reason)}`;
+  const allowed = network.allow.length === 0 ? "each engine's own hosts" : `each engine's own hosts and ${terminalText(network.allow.join(', '))}`;
+  return `isolated: each job has a network of its own; it reaches ${allowed}${network.skills_may_allow ? ", and what its skill allows" : ''}`;
 }
 
 /** `512 (cgroup v1)`, `4 GiB (not enforced: no cgroup v1 hierarchy of memory)`, `none`. */

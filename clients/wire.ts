@@ -71,6 +71,8 @@ export interface StatusView {
   /** Absent from daemons before retention. */
   retention?: RetentionView;
   sandbox?: SandboxStatus;
+  /** Absent from daemons before a job's own network. */
+  network?: NetworkStatus;
   /** Absent from daemons before limits. */
   limits?: Record<string, LimitStatus>;
   [key: string]: unknown;
@@ -81,6 +83,15 @@ export interface StateLockStatus {
   path: string;
   held: boolean;
   reason: string | null;
+}
+
+/** `daemon/status.network`: what new jobs get, why not their own, and what every job may reach. */
+export interface NetworkStatus {
+  mode: string;
+  configured: string | null;
+  reason: string | null;
+  allow: string[];
+  skills_may_allow: boolean;
 }
 
 /** `daemon/status.sandbox`: the mode, what new jobs get, why not, and who engines are. */

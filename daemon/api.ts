@@ -9,6 +9,7 @@ import type { Faults } from './base/faults.js';
 import type { ProfileProbe } from './engines/probe.js';
 import type { ContainmentView } from './process/containment.js';
 import type { SandboxView } from './sandbox/job-sandbox.js';
+import type { NetworkView } from './sandbox/network-mode.js';
 import type { CreateParams } from './jobs/create-request.js';
 import type { ArtifactParams } from './jobs/job-artifacts.js';
 import type { LogsParams } from './jobs/job-logs.js';
@@ -39,6 +40,8 @@ export interface ApiDeps {
   limits: LimitsView;
   /** Whether jobs run in a sandbox, and why not. */
   sandbox: SandboxView;
+  /** Jobs' network: their own, or the host's and why (docs/network.md). */
+  network: NetworkView;
   store: Store;
   pool: SlotPool;
   skills: SkillRegistry;
@@ -82,6 +85,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       containment: d.containment,
       limits: d.limits,
       sandbox: d.sandbox,
+      network: d.network,
       retention: d.retention.view(),
     }),
     'daemon/hosts': async () => ({ hosts: d.hosts === null ? [await thisHost(d)] : await d.hosts() }),

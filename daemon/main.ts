@@ -25,6 +25,8 @@ import { diskUsage } from './sandbox/disk-usage.js';
 import { definedEnv, engineBaseEnv } from './process/env.js';
 import { notifySystemd } from './notify.js';
 import { openSandbox } from './sandbox/open-sandbox.js';
+import { JobNetworks } from './network/job-networks.js';
+import { isTerminal } from './model/states.js';
 import { missingSkillsDirs, SkillRegistry } from './skills/registry.js';
 import { SkillWatcher } from './skills/watch.js';
 import { SlotPool } from './slots/pool.js';
@@ -89,6 +91,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     engines: (await engines.available()).filter((name) => sandbox.refuseJob(name) === null),
     jobs: { adopt: (id) => supervisor.adopt(id), failTakenOver: (id, error) => supervisor.failTakenOver(id, error) },
   });
+  const networks = new JobNetworks({ dir: join(config.state_dir, 'net'), clock, logger, refused: (jobId, refusal) => events.emit(jobId, 'network_refused', refusal) });
   const supervisor = new Supervisor({
     store, docs, events, pool, clock, logger, skills, config, queries,
     spawner: createSpawner(clock, containment, limitSupport),
@@ -96,6 +99,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     profileFor: (name) => probe.profileFor(name),
     sharedQueue: membership?.member ?? null,
     sandbox,
+    networks,
     diskUsage,
   });
   const retention = new Retention({
@@ -107,7 +111,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const router = new JobRouter(supervisor, shared === null || membership === null ? null : { custody: shared.custody, mailbox: membership.mailbox }, config.host_id);
   const subscriptions = new Subscriptions(events, clock, logger);
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
-  const api = createApi({ version, startedAt: clock.now().toISOString(), config, stateLock: stateLock.view, containment: containment.view, sandbox: sandbox.view, limits: limitsView(config.limits, limitSupport, sandbox.view), store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, requestStop, hosts: shared === null ? null : () => shared.hosts() });
+  const api = createApi({ version, startedAt: clock.now().toISOString(), config, stateLock: stateLock.view, containment: containment.view, sandbox: sandbox.view, network: sandbox.network, limits: limitsView(config.limits, limitSupport, sandbox.view), store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, requestStop, hosts: shared === null ? null : () => shared.hosts() });
   const dispatcher = new Dispatcher(bindMethods(withStorageErrors(afterRecovery(api, (jobId) => supervisor.recoveries.of(jobId)))), (method, error) => faults.report('method', error, { method }));
   const limits = { maxConnections: config.max_connections, lineTimeoutMs: config.line_timeout_sec * 1000, idleTimeoutMs: config.idle_timeout_sec * 1000 };
   const server = new RpcServer(dispatcher, limits, (error) => faults.report('rpc_server', error), clock);
@@ -130,13 +134,14 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   if (missing.length > 0) logger.warn({ missing }, 'a skills folder in skills_dirs does not exist: create it, or fix the setting (daemon/status lists them)');
   await supervisor.recover();
   await sweepV1(limitSupport, (jobId) => store.hasJob(jobId));
+  await networks.sweep(async (jobId) => !isTerminal((await store.getJob(jobId))?.status ?? 'canceled'));
   await membership?.start((method, params) => router.carry(method, params));
   await server.listen(listen);
   supervisor.recoveries.begin();
   retention.start();
   const notified = await notifySystemd('READY=1', process.env);
   if (notified !== null) logger.warn({ problem: notified }, 'could not notify systemd');
-  logger.info({ version, socket: listen.kind === 'path' ? listen.path : `fd ${listen.fd}`, state_dir: config.state_dir, skills: skills.counts(), containment: containment.view, sandbox: sandbox.view, limits: limitsView(config.limits, limitSupport, sandbox.view) }, 'skilld ready');
+  logger.info({ version, socket: listen.kind === 'path' ? listen.path : `fd ${listen.fd}`, state_dir: config.state_dir, skills: skills.counts(), containment: containment.view, sandbox: sandbox.view, network: sandbox.network, limits: limitsView(config.limits, limitSupport, sandbox.view) }, 'skilld ready');
 
   let closing: Promise<void> | null = null;
   return {
@@ -152,6 +157,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
         await step('watcher', () => watcher.close());
         await step('retention', () => retention.stop());
         await step('supervisor', () => supervisor.shutdown(engines === 'stop'));
+        await step('networks', () => networks.closeAll());
         if (membership !== null) await step('membership', () => membership.stop());
         await step('events', () => events.closeAll());
         await step('store', () => store.close());

@@ -4,8 +4,11 @@ import { join, resolve } from 'node:path';
 import { parseDuration } from '../../rpc/duration.js';
 import { MAX_TIMEOUT_SEC } from '../../rpc/methods.js';
 import { ENGINE_NAMES, type EngineName } from '../model/job.js';
+import { DEFAULT_NETWORK, validateEngineNetwork, validateNetwork, type NetworkConfig } from './config-network.js';
+import type { AllowEntry } from './allow-entry.js';
 import { DEFAULT_LIMITS, sandboxPaths, validateLimits, validateSandbox, type Limits, type SandboxConfig, type SandboxPaths } from './config-sandbox.js';
 
+export { NETWORK_MODES, type NetworkConfig, type NetworkMode } from './config-network.js';
 export { SANDBOX_MODES, type Limits, type SandboxConfig, type SandboxMode, type SandboxPaths } from './config-sandbox.js';
 
 export const PROFILE_CHOICES = ['probe', 'resumable', 'sticky_process'] as const;
@@ -23,6 +26,8 @@ export interface EngineConfig {
   profile: (typeof PROFILE_CHOICES)[number];
   sticky_recovery: (typeof STICKY_RECOVERY_CHOICES)[number];
   sandbox: SandboxPaths;
+  /** Where its jobs may connect besides its provider's hosts (docs/network.md). */
+  network: { allow: AllowEntry[] };
 }
 
 /** Which finished jobs the daemon removes, and how often it looks (docs/retention.md). Durations in ms; null: no limit. */
@@ -64,6 +69,8 @@ export interface Config {
   sandbox: SandboxConfig;
   /** What one job may use (docs/sandbox.md, "Limits"); a skill's runner.json may lower them. */
   limits: Limits;
+  /** A job's network (docs/network.md). */
+  network: NetworkConfig;
   retention: RetentionConfig;
   engines: Record<EngineName, EngineConfig>;
   /** The config file read at start, if any (not a key): jobs' sandboxes hide it. */
@@ -170,7 +177,7 @@ async function readConfigFile(path: string, required: boolean): Promise<{ values
 }
 
 /** sun_path is 108 bytes on Linux, the last one for the terminating NUL. */
-const SOCKET_PATH_MAX_BYTES = 107;
+export const SOCKET_PATH_MAX_BYTES = 107;
 
 /** A host id names the daemon in the shared store and in log lines: short, no spaces. */
 const HOST_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
@@ -187,7 +194,7 @@ export const MAX_LEASE_TTL_MS = 24 * 60 * 60 * 1000;
 /** The longest `line_timeout_sec` and `idle_timeout_sec`, a day. */
 export const MAX_CONNECTION_TIMEOUT_SEC = 24 * 60 * 60;
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines_on_stop', 'sandbox', 'limits', 'retention', 'engines'];
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines_on_stop', 'sandbox', 'limits', 'network', 'retention', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
@@ -238,6 +245,7 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     engines_on_stop: choice('engines_on_stop', ENGINES_ON_STOP),
     sandbox: validateSandbox(raw['sandbox'], fail),
     limits: validateLimits(raw['limits'] ?? {}, 'limits', fail, DEFAULT_LIMITS),
+    network: raw['network'] === undefined ? DEFAULT_NETWORK : validateNetwork(raw['network'], fail),
     retention: validateRetention(raw['retention'] ?? {}, fail),
     engines: validateEngines(raw['engines'] ?? {}, fail),
     config_file: filePath === null ? null : resolve(filePath),
@@ -253,7 +261,7 @@ function validateEngines(raw: unknown, fail: (key: string, problem: string) => n
   for (const name of ENGINE_NAMES) {
     const entry = (given[name] ?? {}) as Raw;
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) fail(`engines.${name}`, 'must be an object');
-    for (const key of Object.keys(entry)) if (!['command', 'env', 'profile', 'sticky_recovery', 'sandbox'].includes(key)) fail(`engines.${name}.${key}`, 'is unknown');
+    for (const key of Object.keys(entry)) if (!['command', 'env', 'profile', 'sticky_recovery', 'sandbox', 'network'].includes(key)) fail(`engines.${name}.${key}`, 'is unknown');
     const command = entry['command'] ?? [name];
     if (!Array.isArray(command) || command.length === 0 || !command.every((c) => typeof c === 'string' && c !== '')) fail(`engines.${name}.command`, 'must be a non-empty list of strings');
     const env = entry['env'] ?? {};
@@ -265,7 +273,8 @@ function validateEngines(raw: unknown, fail: (key: string, problem: string) => n
     const recovery = entry['sticky_recovery'] ?? 'fail';
     if (!STICKY_RECOVERY_CHOICES.includes(recovery as EngineConfig['sticky_recovery'])) fail(`engines.${name}.sticky_recovery`, `must be one of ${STICKY_RECOVERY_CHOICES.join(', ')}`);
     const sandbox = sandboxPaths(entry['sandbox'] ?? {}, `engines.${name}.sandbox`, fail);
-    result[name] = { command: command as string[], env: env as Record<string, string>, profile: profile as EngineConfig['profile'], sticky_recovery: recovery as EngineConfig['sticky_recovery'], sandbox };
+    const network = validateEngineNetwork(entry['network'] ?? {}, `engines.${name}.network`, fail);
+    result[name] = { command: command as string[], env: env as Record<string, string>, profile: profile as EngineConfig['profile'], sticky_recovery: recovery as EngineConfig['sticky_recovery'], sandbox, network };
   }
   return result;
 }

@@ -21,6 +21,9 @@ import type { TurnPlan } from './turn-plan.js';
 import { adoptTurn, startTurn, type TurnHandle } from './turn.js';
 import { guardWorkspace } from './workspace-guard.js';
 import type { JobEvents } from '../model/events.js';
+import { engineAllowEntries } from '../network/engine-hosts.js';
+import type { JobNetworks } from '../network/job-networks.js';
+import type { JobNetwork } from '../sandbox/plan.js';
 
 export interface LauncherDeps {
   spawner: Spawner;
@@ -28,11 +31,13 @@ export interface LauncherDeps {
   store: Store;
   events: JobEvents;
   logger: Logger;
-  config: Pick<Config, 'engines' | 'kill_grace_ms' | 'limits'>;
+  config: Pick<Config, 'engines' | 'kill_grace_ms' | 'limits' | 'network'>;
   /** The engine's environment; `live` adds what its live protocol needs. */
   engineEnv(name: EngineName, live?: boolean): Record<string, string>;
   /** The sandbox of a job's engine processes. */
-  sandbox: Pick<JobSandbox, 'planFor'>;
+  sandbox: Pick<JobSandbox, 'planFor' | 'ownNetwork'>;
+  /** Each running job's own network (docs/network.md). */
+  networks: Pick<JobNetworks, 'open' | 'reopen' | 'close'>;
   /** The disk space a folder takes (a job's workspace, held to `limits.workspace`). */
   diskUsage(dir: string): Promise<number>;
 }
@@ -69,13 +74,14 @@ export class Launcher {
     const live = job.interactive_profile?.kind === 'sticky_process';
     const env = this.#d.engineEnv(job.engine, live);
     const limits = effectiveLimits(this.#d.config.limits, plan.limits);
+    const network = this.#openNetwork(job, env, plan);
     const spec = {
       ...this.#output(job),
       argv: plan.argv,
       cwd: folder.workspace,
       env,
       mark: job.job_id,
-      sandbox: this.#d.sandbox.planFor(job, { root: folder.root, workspace: folder.workspace, skill: folder.skillDir }, env, plan.paths, limits.tmp),
+      sandbox: this.#d.sandbox.planFor(job, { root: folder.root, workspace: folder.workspace, skill: folder.skillDir }, env, plan.paths, limits.tmp, network),
       limits: { processes: limits.processes, memory: limits.memory },
       keeperDir: folder.engineDir,
       logs: logsOf(folder, attempt),
@@ -88,7 +94,10 @@ export class Launcher {
       // A live protocol reports each message whole (ACP chunks joined): one `message` event each.
       const session = StickySession.start(this.#d.spawner, this.#d.clock, { ...spec, argv, protocol, start, graceMs: this.#d.config.kill_grace_ms, onMessage: spec.say, ...hooks });
       this.#workspaceLimits.set(job.job_id, limits.workspace);
-      void session.exited.then(() => this.#workspaceLimits.delete(job.job_id));
+      void session.exited.then(() => {
+        this.#workspaceLimits.delete(job.job_id);
+        if (network !== null) this.#closeNetwork(job.job_id);
+      });
       const turn = this.#guard(session.turn(plan.prompt, hardTimeoutMs, null, attempt), folder, limits.workspace);
       return { turn, session, recorded: this.#record(job.job_id, session.pid, session.exited) };
     }
@@ -96,7 +105,41 @@ export class Launcher {
     const messages = this.#messages(job, spec);
     const started = startTurn(this.#d.spawner, this.#d.clock, { ...spec, ...messages.spec, hardTimeoutMs, resuming: plan.resuming, expectedSession, stdin: plan.stdin });
     const turn = this.#guard(messages.ended(started), folder, limits.workspace);
+    if (network !== null) void turn.done.finally(() => this.#closeNetwork(job.job_id)).catch(() => undefined);
     return { turn, session: null, recorded: this.#record(job.job_id, turn.pid, turn.done) };
+  }
+
+  /**
+   * A job's own network for its next process (docs/network.md), where it gets one: where its
+   * engine, the config and, if the config lets it, its skill allow it to connect. One that cannot
+   * be opened is said in its events: its engine then has no way out at all.
+   */
+  #openNetwork(job: Job, env: Readonly<Record<string, string>>, plan: TurnPlan): JobNetwork | null {
+    if (job.isolation !== 'sandbox' || !this.#d.sandbox.ownNetwork) return null;
+    const { network, engines } = this.#d.config;
+    const entries = [...engineAllowEntries(job.engine, env, engines[job.engine].command), ...network.allow, ...engines[job.engine].network.allow, ...(network.skills_may_allow ? plan.allow : [])];
+    try {
+      return this.#d.networks.open(job.job_id, entries);
+    } catch (error) {
+      // Never the host's network in its place: a network of its own with no way out at all.
+      this.#d.logger.error({ job_id: job.job_id, err: error }, "could not open the job's network");
+      this.#d.events.emit(job.job_id, 'warning', { code: 'NETWORK_UNAVAILABLE', message: `the job's network could not be opened, so its engine has no way out: ${(error as Error).message}` });
+      return { folder: '', listeners: [], env: {} };
+    }
+  }
+
+  /** Opens again the network an earlier daemon opened for a job's process it takes up; whether there was one. */
+  #reopenNetwork(jobId: string): boolean {
+    try {
+      return this.#d.networks.reopen(jobId);
+    } catch (error) {
+      this.#d.logger.error({ job_id: jobId, err: error }, "could not open the job's network again: its engine has no way out");
+      return false;
+    }
+  }
+
+  #closeNetwork(jobId: string): void {
+    this.#d.networks.close(jobId).catch((error: unknown) => this.#d.logger.warn({ job_id: jobId, err: error }, "could not close the job's network"));
   }
 
   /**
@@ -116,8 +159,13 @@ export class Launcher {
       logs: logsOf(folder, job.attempt),
     };
     const messages = this.#messages(job, spec);
+    const network = this.#reopenNetwork(job.job_id);
     const adopted = await adoptTurn(this.#d.spawner, this.#d.clock, { ...spec, ...messages.spec, hardTimeoutMs: job.hard_timeout_sec * 1000 }, skip);
-    if ('problem' in adopted) return adopted;
+    if ('problem' in adopted) {
+      if (network) this.#closeNetwork(job.job_id);
+      return adopted;
+    }
+    if (network) void adopted.turn.done.finally(() => this.#closeNetwork(job.job_id)).catch(() => undefined);
     // Taken up after a restart: held to the daemon's workspace limit (a skill's lower one is not at hand).
     const turn = this.#guard(messages.ended(adopted.turn), folder, this.#d.config.limits.workspace);
     void turn.done.then(() => this.#d.store.removeProcess(adopted.keeperPid)).catch(() => undefined);
@@ -137,8 +185,12 @@ export class Launcher {
     const out = this.#output(job);
     const argv = [...this.#d.config.engines[job.engine].command, ...protocol.argv(note.start)];
     const spec = { ...out, argv, cwd: folder.workspace, env: {}, mark: job.job_id, sandbox: null, limits: null, keeperDir: folder.engineDir, logs: logsOf(folder, job.attempt), protocol, start: note.start, graceMs: this.#d.config.kill_grace_ms, onMessage: out.say, ...hooks };
+    const network = this.#reopenNetwork(job.job_id);
     const adopted = await StickySession.adopt(this.#d.spawner, this.#d.clock, spec, told);
-    if ('session' in adopted) void adopted.session.exited.then(() => this.#d.store.removeProcess(record.pid)).catch(() => undefined);
+    if ('session' in adopted) {
+      void adopted.session.exited.then(() => this.#d.store.removeProcess(record.pid)).catch(() => undefined);
+      if (network) void adopted.session.exited.finally(() => this.#closeNetwork(job.job_id)).catch(() => undefined);
+    } else if (network) this.#closeNetwork(job.job_id);
     return adopted;
   }
 

@@ -2,6 +2,7 @@ import type { Clock } from '../base/clock.js';
 import type { Config } from '../base/config.js';
 import type { Logger } from '../base/logger.js';
 import type { Spawner } from '../process/spawn.js';
+import type { JobNetworks } from '../network/job-networks.js';
 import type { JobSandbox } from '../sandbox/job-sandbox.js';
 import type { SkillRegistry } from '../skills/registry.js';
 import type { SlotPool } from '../slots/pool.js';
@@ -31,6 +32,8 @@ export interface SupervisorDeps {
   sharedQueue: { claimSoon(): void } | null;
   /** Each job's sandbox (docs/sandbox.md). */
   sandbox: JobSandbox;
+  /** Each running job's own network (docs/network.md). */
+  networks: JobNetworks;
   /** The disk space a folder takes (a job's workspace, held to `limits.workspace`). */
   diskUsage(dir: string): Promise<number>;
 }

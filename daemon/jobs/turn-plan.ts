@@ -1,4 +1,5 @@
 import { SkilldError } from '../../rpc/errors.js';
+import type { AllowEntry } from '../base/allow-entry.js';
 import type { Limits } from '../base/config-sandbox.js';
 import type { EngineAdapter } from '../engines/engine.js';
 import { routePrompt, type PromptRoute } from '../engines/prompt-route.js';
@@ -21,6 +22,8 @@ export interface TurnPlan {
   paths: InputPath[];
   /** The skill's limits (runner.json), which lower the daemon's. */
   limits: Partial<Limits>;
+  /** Where the skill's jobs may connect (runner.json `network.allow`), should the config let skills add to the allow-list. */
+  allow: AllowEntry[];
 }
 
 /** What a job's first prompt is built from. */
@@ -32,7 +35,7 @@ export interface FirstTurnInput {
 }
 
 export interface TurnPlanInput extends FirstTurnInput {
-  skill: Pick<SkillDefinition, 'id' | 'version' | 'prompts' | 'input_paths' | 'limits'>;
+  skill: Pick<SkillDefinition, 'id' | 'version' | 'prompts' | 'input_paths' | 'limits' | 'network_allow'>;
   adapter: EngineAdapter;
   command: readonly string[];
   history: readonly Interaction[];
@@ -63,7 +66,7 @@ function withPrompt(p: TurnPlanInput, prompt: string, resuming: boolean, args: (
   }
   const argvPrompt = route.via === 'argv' ? prompt : null;
   const paths = inputPaths(p.skill.input_paths, p.request.input);
-  return { prompt, argv: [...p.command, ...args(argvPrompt)], stdin: argvPrompt === null ? prompt : null, resuming, paths, limits: p.skill.limits };
+  return { prompt, argv: [...p.command, ...args(argvPrompt)], stdin: argvPrompt === null ? prompt : null, resuming, paths, limits: p.skill.limits, allow: p.skill.network_allow };
 }
 
 /** The first turn's prompt: the skill's template or intro, then the request's values. */

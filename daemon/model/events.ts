@@ -1,5 +1,8 @@
-/** `output`: one line the engine printed, raw; `message`: one message of the agent, as text. */
-export type JobEventType = 'status_changed' | 'input_required' | 'output' | 'message' | 'warning' | 'finished';
+/**
+ * `output`: one line the engine printed, raw; `message`: one message of the agent, as text;
+ * `network_refused`: a connection the job's own network refused (docs/network.md).
+ */
+export type JobEventType = 'status_changed' | 'input_required' | 'output' | 'message' | 'warning' | 'network_refused' | 'finished';
 
 /** One `job/event` notification body (docs/protocol.md, "job/event"). `seq` increases per job without gaps. */
 export interface JobEventRecord {

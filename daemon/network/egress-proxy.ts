@@ -1,10 +1,10 @@
-import { chmod, lstat, unlink } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { plainAnswer, sendAnswer } from './proxy-answer.js';
 import { forwardRequest } from './proxy-forward.js';
 import type { ProxyParts, ProxyPolicy } from './proxy-policy.js';
 import { openTunnel } from './proxy-tunnel.js';
+import { listenOnce, removeSocketFile } from './socket-file.js';
 
 export type { ProxyPolicy } from './proxy-policy.js';
 
@@ -32,13 +32,12 @@ const NOT_A_SERVER = 'this is an egress proxy: send absolute-URI requests (GET h
 
 /**
  * An HTTP forward proxy (absolute-URI requests, plain http only) and CONNECT tunnels, on the
- * Unix socket `path`. Every target is put to `policy`, and only the address it gives is dialled.
- * A stale socket at `path` is replaced; anything else there is an EgressProxyError. No timer
- * runs but the dial's (DIAL_TIMEOUT_MS, proxy-policy.ts): idle connections stay open until a side
- * or close() ends them.
+ * Unix socket `path`, listening before this returns (socket-file.ts: a stale socket at `path` is
+ * replaced; anything else there is an EgressProxyError). Every target is put to `policy`, and
+ * only the address it gives is dialled. No timer runs but the dial's (DIAL_TIMEOUT_MS,
+ * proxy-policy.ts): idle connections stay open until a side or close() ends them.
  */
-export async function listenEgressProxy(path: string, policy: ProxyPolicy, options: ProxyOptions = {}): Promise<EgressProxy> {
-  await removeStaleSocket(path);
+export function listenEgressProxy(path: string, policy: ProxyPolicy, options: ProxyOptions = {}): EgressProxy {
   const sockets = new Set<Socket>();
   let closing: Promise<void> | null = null;
   const parts: ProxyParts = {
@@ -57,14 +56,20 @@ export async function listenEgressProxy(path: string, policy: ProxyPolicy, optio
   server.on('connection', (socket: Socket) => parts.track(socket));
   server.on('connect', (request: IncomingMessage, socket: Socket, head: Buffer) => settle(openTunnel(request, socket, head, parts), socket));
   server.on('request', (request: IncomingMessage, response: ServerResponse) => settle(route(request, response, parts, options.origin), request.socket));
-  await listen(server, path, options.mode ?? 0o600);
-  const shutDown = async (): Promise<void> => {
+  try {
+    listenOnce(server, path, options.mode ?? 0o600);
+  } catch (error) {
+    server.close();
+    throw new EgressProxyError(`the egress proxy cannot listen on ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  // Nothing listens at the path once close() returns, so that a new proxy may listen there at once.
+  const shutDown = (): Promise<void> => {
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
     const open = [...sockets];
     const ended = open.map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())));
     for (const socket of open) socket.destroy();
-    await Promise.all([stopped, ...ended]);
-    await unlink(path).catch(ignoreMissing);
+    removeSocketFile(path);
+    return Promise.all([stopped, ...ended]).then(() => undefined);
   };
   return {
     path,
@@ -83,40 +88,4 @@ async function route(request: IncomingMessage, response: ServerResponse, parts: 
 /** A failure of the proxy's own code ends the one connection it happened on, never the daemon. */
 function settle(work: Promise<void>, socket: Socket): void {
   work.catch(() => socket.destroy());
-}
-
-async function removeStaleSocket(path: string): Promise<void> {
-  const info = await lstat(path).catch(ignoreMissing);
-  if (info === undefined) return;
-  if (!info.isSocket()) throw new EgressProxyError(`${path} exists and is not a socket; refusing to replace it`);
-  await unlink(path).catch(ignoreMissing);
-}
-
-async function listen(server: Server, path: string, mode: number): Promise<void> {
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      // Bound under a umask, the socket is never more open than `mode`, not even until the chmod.
-      const previous = process.umask(~mode & 0o777);
-      try {
-        server.listen(path, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      } finally {
-        process.umask(previous);
-      }
-    });
-    await chmod(path, mode);
-  } catch (error) {
-    server.close();
-    throw new EgressProxyError(`the egress proxy cannot listen on ${path}: ${(error as Error).message}`, { cause: error });
-  }
-  // A failed accept (EMFILE) is reported on the server; unheard, it would end the daemon.
-  server.on('error', () => undefined);
-}
-
-function ignoreMissing(error: NodeJS.ErrnoException): undefined {
-  if (error.code === 'ENOENT') return undefined;
-  throw error;
 }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isWithin } from '../../rpc/within-folder.js';
-import type { Mount, RunAs, SandboxPlan } from './plan.js';
+import { bridgeCommand, type Mount, type RunAs, type SandboxPlan } from './plan.js';
 
 /** The bubblewrap executable: Debian's package puts it on the PATH. */
 export const BWRAP = 'bwrap';
@@ -15,8 +15,9 @@ export type PlanFds = ReadonlyMap<Mount, number>;
  * The command line that runs `argv` in the sandbox `plan` describes, with bubblewrap, its
  * paths given as descriptors (`fds`, from `openPlan`):
  *
- * - new PID, IPC, UTS and cgroup namespaces, and a new session (no TIOCSTI into a terminal); the
- *   network is shared, since engines call their model APIs;
+ * - new PID, IPC, UTS and cgroup namespaces, and a new session (no TIOCSTI into a terminal); a
+ *   network namespace of its own, with loopback alone, where the plan gives the job its own
+ *   network (the bridge then starts the engine: network-bridge.ts), else the host's;
  * - as the daemon's own user: a user namespace of its own with every capability dropped; as root:
  *   no user namespace (it would map the engine to the host's root), and `setpriv` makes the
  *   engine the plan's unprivileged user, with no capabilities left to gain back;
@@ -34,7 +35,7 @@ export function bwrapArgv(plan: SandboxPlan, fds: PlanFds, argv: readonly string
 
 /** bubblewrap's options for `plan` (see `bwrapArgv`): everything before its `--`. */
 export function bwrapOptions(plan: SandboxPlan, fds: PlanFds, env: Readonly<Record<string, string>>): string[] {
-  const args = [...(plan.runAs === null ? ['--unshare-user', '--cap-drop', 'ALL'] : []), '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--new-session'];
+  const args = [...(plan.runAs === null ? ['--unshare-user', '--cap-drop', 'ALL'] : []), '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', ...(plan.network === null ? [] : ['--unshare-net']), '--new-session'];
   args.push('--tmpfs', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys');
   if (existsSync('/proc/sysrq-trigger')) args.push('--ro-bind', '/proc/sysrq-trigger', '/proc/sysrq-trigger');
   const made = new Set(['/', '/dev', '/proc']);
@@ -50,10 +51,14 @@ export function bwrapOptions(plan: SandboxPlan, fds: PlanFds, env: Readonly<Reco
   return args;
 }
 
-/** What bubblewrap runs (see `bwrapArgv`): its `--`, then the engine, by its real path and as the plan's user. */
+/**
+ * What bubblewrap runs (see `bwrapArgv`): its `--`, then the engine, by its real path and as the
+ * plan's user, behind the bridge of its own network where it has one.
+ */
 export function bwrapCommand(plan: SandboxPlan, argv: readonly string[]): string[] {
   const [first, ...rest] = argv;
-  return ['--', ...(plan.runAs === null ? [] : becomeUser(plan.runAs)), ...(first === undefined ? [] : [plan.program ?? first, ...rest])];
+  const bridge = plan.network === null ? [] : bridgeCommand(plan.network);
+  return ['--', ...(plan.runAs === null ? [] : becomeUser(plan.runAs)), ...bridge, ...(first === undefined ? [] : [plan.program ?? first, ...rest])];
 }
 
 /** `setpriv` as root inside the sandbox: the user and group, no other groups, no capabilities in any set. */

@@ -18,7 +18,15 @@ export function describePlan(plan: SandboxPlan): string {
     ...rows.map(([path, what]) => `| \`${path}\` | ${what} |`),
     '',
     `The engine runs as ${who}, in \`${plan.cwd}\`${plan.program === null ? '' : `, started as \`${plan.program}\``}.`,
+    '',
+    networkText(plan.network),
   ].join('\n');
+}
+
+function networkText(network: SandboxPlan['network']): string {
+  if (network === null) return "Its network is the host's.";
+  const listeners = network.listeners.map((one) => `\`${one.host}:${one.port}\` (\`${one.socket}\`)`);
+  return `Its network is its own, loopback alone; the bridge, run by \`${network.node}\`, is its parent there and leads ${listeners.join(', ')} to the daemon's sockets.`;
 }
 
 function describeMount(mount: Mount): string {

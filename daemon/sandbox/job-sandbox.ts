@@ -6,7 +6,8 @@ import { engineHome } from './engine-homes.js';
 import { refuseInputPaths, ownPlace, type InputPath } from './input-paths.js';
 import { installedProgram } from './install-folder.js';
 import { claim, jobHomes } from './job-home.js';
-import { planSandbox, type RunAs, type SandboxPlan } from './plan.js';
+import { decideNetwork, type NetworkView } from './network-mode.js';
+import { planSandbox, type JobNetwork, type RunAs, type SandboxPlan } from './plan.js';
 import type { SandboxProbe } from './probe.js';
 import type { SystemPath } from './system-paths.js';
 
@@ -35,6 +36,10 @@ export interface SandboxSetup {
   engines: Readonly<Record<EngineName, { command: readonly string[]; readOnly: readonly string[]; readWrite: readonly string[] }>>;
   /** The daemon runs as root. */
   asRoot: boolean;
+  /** The node the bridge of a job's own network runs on (plan.ts, `HostPaths.node`). */
+  node: { program: string; shown: readonly string[] };
+  /** What decides jobs' network. */
+  network: Parameters<typeof decideNetwork>[0];
 }
 
 /**
@@ -43,7 +48,11 @@ export interface SandboxSetup {
  */
 export class JobSandbox {
   readonly view: SandboxView;
+  /** What `daemon/status` says of jobs' network (docs/network.md). */
+  readonly network: NetworkView;
   readonly #setup: SandboxSetup;
+  /** Why no job may start for want of its own network; null when they may. */
+  readonly #networkRefusal: string | null;
 
   constructor(setup: SandboxSetup) {
     this.#setup = setup;
@@ -52,12 +61,23 @@ export class JobSandbox {
     if (mode === 'off') this.view = { mode, isolation: 'none', reason: 'the config turns it off (sandbox: "off")', user: null };
     else if (probe.available) this.view = { mode, isolation: 'sandbox', reason: null, user: shown };
     else this.view = { mode, isolation: 'none', reason: probe.reason, user: null };
+    const network = decideNetwork(setup.network, this.view.isolation, this.view.reason);
+    this.network = network.view;
+    this.#networkRefusal = network.refusal;
   }
 
-  /** In `required` mode without a sandbox, why no job may start; null when jobs may start. */
+  /** Whether new jobs' engines get a network of their own (docs/network.md). */
+  get ownNetwork(): boolean {
+    return this.network.mode === 'isolated' && this.#networkRefusal === null;
+  }
+
+  /**
+   * Why no job may start, or null when jobs may: the sandbox is required (`sandbox: "required"`)
+   * and cannot run, or a network of their own is (`network: "isolated"`) and cannot be made.
+   */
   refusal(): SkilldError | null {
-    if (this.view.mode !== 'required' || this.view.isolation === 'sandbox') return null;
-    return new SkilldError('SANDBOX_UNAVAILABLE', `the sandbox is required (sandbox: "required") and cannot run here: ${this.view.reason ?? ''}`);
+    if (this.view.mode === 'required' && this.view.isolation !== 'sandbox') return new SkilldError('SANDBOX_UNAVAILABLE', `the sandbox is required (sandbox: "required") and cannot run here: ${this.view.reason ?? ''}`);
+    return this.#networkRefusal === null ? null : new SkilldError('SANDBOX_UNAVAILABLE', this.#networkRefusal);
   }
 
   /**
@@ -72,11 +92,12 @@ export class JobSandbox {
 
   /**
    * The plan for an engine process of `job` (null when the job runs without a sandbox), which
-   * runs with `env`, in the job's run folder `folder`; `paths` are those its input names. The
+   * runs with `env`, in the job's run folder `folder`; `paths` are those its input names;
+   * `network` its own network (null: the host's). The
    * job's homes are made here the first time (job-home.ts), and its folders given to the engine's
    * user where that is not the daemon's.
    */
-  planFor(job: Pick<Job, 'engine' | 'isolation'>, folder: JobFolder, env: Readonly<Record<string, string>>, paths: readonly InputPath[], tmpBytes: number): SandboxPlan | null {
+  planFor(job: Pick<Job, 'engine' | 'isolation'>, folder: JobFolder, env: Readonly<Record<string, string>>, paths: readonly InputPath[], tmpBytes: number, network: JobNetwork | null): SandboxPlan | null {
     if (job.isolation !== 'sandbox') return null;
     const setup = this.#setup;
     const owner = setup.switched ? { uid: setup.user.uid, gid: setup.user.gid } : null;
@@ -87,7 +108,7 @@ export class JobSandbox {
     const { command, readOnly, readWrite } = setup.engines[job.engine];
     const installed = installedProgram(command[0] ?? '', env['PATH'], folder.workspace, (one) => ownPlace(one, setup.own, false));
     const present = (paths: readonly string[], folders = false): string[] => paths.filter((path) => existsSync(path) && statSync(path).isDirectory() === folders);
-    const host = { system: setup.system, installed, extra: { readOnly, readWrite }, user: setup.user, switchUser: setup.switched, tmpBytes, own: setup.own };
+    const host = { system: setup.system, installed, extra: { readOnly, readWrite }, user: setup.user, switchUser: setup.switched, tmpBytes, own: setup.own, node: setup.node };
     return planSandbox(host, {
       workspace: folder.workspace,
       skill: folder.skill,
@@ -97,6 +118,7 @@ export class JobSandbox {
         readOnly: paths.filter((one) => one.access === 'read_only').map((one) => one.path),
         readWrite: paths.filter((one) => one.access === 'read_write').map((one) => one.path),
       },
+      network,
     });
   }
 

@@ -5,6 +5,7 @@ import { ConfigError, type Config } from '../base/config.js';
 import { ENGINE_NAMES, type EngineName } from '../model/job.js';
 import type { Logger } from '../base/logger.js';
 import { engineHome } from './engine-homes.js';
+import { installedProgram } from './install-folder.js';
 import { ownPlace } from './input-paths.js';
 import { JobSandbox, type SandboxSetup } from './job-sandbox.js';
 import type { SandboxPlan } from './plan.js';
@@ -40,11 +41,14 @@ export async function openSandbox(config: Config, env: Readonly<Record<string, s
   let probe: SandboxProbe;
   if (config.sandbox.mode === 'off') probe = { available: false, reason: 'off' };
   else if ('problem' in found) probe = { available: false, reason: found.problem };
-  else probe = await probeSandbox(run, env, system, found.user, found.switched);
+  else probe = await probeSandbox(run, env, system, found.user, found.switched, config.network.mode !== 'open');
   const user = 'problem' in found ? { uid: -1, gid: -1, user: 'none', group: 'none' } : found.user;
   const asRoot = process.getuid?.() === 0;
-  const sandbox = new JobSandbox({ mode: config.sandbox.mode, probe, own, user, switched: 'problem' in found ? false : found.switched, system, engines, asRoot });
+  // The node this daemon runs on runs the bridge of each job's own network (network-bridge.ts).
+  const node = installedProgram(process.execPath, undefined, '/', (one) => ownPlace(one, own, false)) ?? { program: process.execPath, shown: [] };
+  const sandbox = new JobSandbox({ mode: config.sandbox.mode, probe, own, user, switched: 'problem' in found ? false : found.switched, system, engines, asRoot, node, network: config });
   const { view } = sandbox;
+  sayNetwork(sandbox, logger);
   if (view.isolation === 'sandbox') return sandbox;
   if (view.mode === 'off') logger.warn({ sandbox: view }, 'jobs run without a sandbox: an engine can read and change what the daemon\'s user can (sandbox: "off")');
   else if (view.mode === 'required') logger.error({ sandbox: view }, 'the sandbox is required and cannot run here: no job will start');
@@ -52,6 +56,14 @@ export async function openSandbox(config: Config, env: Readonly<Record<string, s
   const claude = sandbox.refuseJob('claude');
   if (claude !== null && sandbox.refusal() === null) logger.warn({ engine: 'claude' }, claude.message);
   return sandbox;
+}
+
+/** Says at start what jobs' network is, loudly where it is not their own. */
+function sayNetwork(sandbox: JobSandbox, logger: Logger): void {
+  const { network } = sandbox;
+  const refused = sandbox.refusal();
+  if (refused !== null && network.configured === 'isolated') logger.error({ network }, refused.message);
+  else if (network.mode === 'open') logger.warn({ network }, "jobs' engines share the host's network: whatever they run can reach what the host reaches, its loopback and cloud metadata included");
 }
 
 /** A path of the config that is or holds one of the daemon's own places (a skills folder too, to be written) stops start-up. */

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BWRAP, bwrapArgv } from './bwrap.js';
+import { BWRAP, bwrapCommand, bwrapOptions } from './bwrap.js';
 import { handOver, openPlan } from './open-plan.js';
 import { PRIVATE_TMP, type RunAs, type SandboxPlan } from './plan.js';
 import { engineUser } from './run-as.js';
@@ -22,9 +22,11 @@ const NESTED = [BWRAP, '--unshare-user', '--ro-bind', '/', '/', 'true'];
  * namespaces, a private /tmp, the engines' user), and in it a user namespace again, as an engine
  * that sandboxes its own tools would make: both must work. Fails where bubblewrap is missing,
  * where user namespaces are not allowed (a container started without them, a kernel that forbids
- * them to this user), or where the daemon, as root, cannot become the engines' user.
+ * them to this user), or where the daemon, as root, cannot become the engines' user. With
+ * `network`, the sandbox has a network namespace of its own too, as jobs with their own network
+ * get (docs/network.md).
  */
-export async function probeSandbox(run: ShortRunner, env: Readonly<Record<string, string>>, system: readonly SystemPath[], user: RunAs, switched: boolean): Promise<SandboxProbe> {
+export async function probeSandbox(run: ShortRunner, env: Readonly<Record<string, string>>, system: readonly SystemPath[], user: RunAs, switched: boolean, network = true): Promise<SandboxProbe> {
   const plan: SandboxPlan = {
     mounts: [
       ...system.map((one) => (one.kind === 'link' ? { kind: 'link' as const, path: one.path, target: one.target, what: '' } : { kind: 'bind' as const, path: one.path, source: one.path, access: 'read_only' as const, what: '', role: 'system' as const })),
@@ -34,6 +36,7 @@ export async function probeSandbox(run: ShortRunner, env: Readonly<Record<string
     env: {},
     runAs: switched ? user : null,
     program: null,
+    network: null,
     own: { places: [], skills: [], home: '/' },
   };
   // Made only where a mount needs a file of the daemon's (none here): the probe needs no free disk space.
@@ -43,7 +46,9 @@ export async function probeSandbox(run: ShortRunner, env: Readonly<Record<string
     const opened = openPlan(plan, scratch);
     try {
       const { numbers, fds } = handOver(opened, 3);
-      result = await run(bwrapArgv(opened.plan, numbers, NESTED, { PATH: env['PATH'] ?? '/usr/bin:/bin' }), env, PROBE_TIMEOUT_MS, fds);
+      // The namespace alone: the bridge that a job's network starts needs nothing the probe lacks.
+      const options = bwrapOptions({ ...opened.plan, network: network ? { node: process.execPath, listeners: [] } : null }, numbers, { PATH: env['PATH'] ?? '/usr/bin:/bin' });
+      result = await run([BWRAP, ...options, ...bwrapCommand(opened.plan, NESTED)], env, PROBE_TIMEOUT_MS, fds);
     } finally {
       opened.close();
     }

@@ -2,6 +2,8 @@ import { basename, join, normalize } from 'node:path';
 import { jsonProblem } from '../../rpc/json-problem.js';
 import { didYouMean } from '../../rpc/nearest.js';
 import { parseSkillLimits, type Limits } from '../base/config-sandbox.js';
+import type { AllowEntry } from '../base/allow-entry.js';
+import { allowListProblem } from '../base/config-network.js';
 import { ENGINE_NAMES, type ApprovalMode, type EngineName, type ExecutionMode } from '../model/job.js';
 import { compileSchema, type Validator } from './json-schema.js';
 import { OutsideSkillError, readSkillFiles } from './skill-files.js';
@@ -31,6 +33,8 @@ export interface SkillDefinition {
   input_paths: Record<string, PathAccess>;
   /** What its jobs may use, lowering the daemon's `limits` (docs/sandbox.md, "Limits"). */
   limits: Partial<Limits>;
+  /** Where its jobs may connect besides their engine's hosts (runner.json `network.allow`, docs/network.md). */
+  network_allow: AllowEntry[];
   schemas: Record<SchemaKey, object | null>;
   validators: Record<SchemaKey, Validator | null>;
   /** The bytes this definition was built from: a job's snapshot is written from them. */
@@ -72,6 +76,7 @@ const MANIFEST_SCHEMA = {
     entrypoint: { type: 'object', properties: { prompts: { type: 'object', additionalProperties: { type: 'string' } } } },
     input_paths: { type: 'object', additionalProperties: { enum: ['read_only', 'read_write'] } },
     limits: { type: 'object' },
+    network: { type: 'object', additionalProperties: false, properties: { allow: { type: 'array' } } },
   },
 };
 const validateManifest = compileSchema(MANIFEST_SCHEMA);
@@ -91,6 +96,7 @@ interface Manifest {
   entrypoint?: { prompts?: Record<string, string> };
   input_paths?: Record<string, PathAccess>;
   limits?: unknown;
+  network?: { allow?: unknown };
 }
 
 /** How a job's sandbox shows a path its input names (`input_paths` in runner.json). */
@@ -121,6 +127,8 @@ export async function loadSkill(dir: string, expectedId: string = basename(dir))
   }
   const limits = m.limits === undefined ? {} : parseSkillLimits(m.limits);
   if (typeof limits === 'string') throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: limits: ${limits}`, manifestPath);
+  const allow = allowListProblem(m.network?.allow ?? []);
+  if (typeof allow === 'string') throw new SkillLoadError('SKILL_MANIFEST_INVALID', `runner.json: network.allow ${allow}`, manifestPath);
   if (effectiveEngines(m.engines, m.unsupported_engines).length === 0) throw new SkillLoadError('SKILL_MANIFEST_INVALID', 'runner.json: engines less unsupported_engines leaves no engine to run it', manifestPath);
   if (m.max_attempt !== undefined && !m.execution_modes.includes('interactive')) {
     throw new SkillLoadError('SKILL_MANIFEST_INVALID', 'runner.json: max_attempt applies to interactive mode only', manifestPath);
@@ -150,6 +158,7 @@ export async function loadSkill(dir: string, expectedId: string = basename(dir))
     prompts: m.entrypoint?.prompts ?? {},
     input_paths: m.input_paths ?? {},
     limits,
+    network_allow: allow,
     schemas,
     validators,
     files,

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import type { RpcClient } from '../../rpc/client.js';
 import { ENGINE_NAMES, FIXTURES, processOf, rpcError, TestDaemon, testPostgres, waitForFile, waitForStatus, waitUntilGone, waitUntilRemoved, type JobView } from '../helpers/daemon.js';
+import { replayOf } from '../helpers/job-events.js';
 import { runSkillctl } from '../helpers/skillctl.js';
 
 // Three daemons and a PostgreSQL at a time, about a hundred jobs: on two busy cores (the suite runs
@@ -89,24 +90,6 @@ t.test('a job created on A is run by B when A\'s slots are full; any host answer
   t.match(await a.client.request('jobs/logs', { job_id: hang.job_id }), { eof: false }, 'A reads its own job\'s logs itself');
   await a.client.request('jobs/cancel', { job_id: hang.job_id });
 });
-
-/** Every event of a job from the start, through a subscription with replay, until it is finished. */
-async function replayOf(client: RpcClient, jobId: string): Promise<Array<{ seq: number; type: string }>> {
-  const events: Array<{ seq: number; type: string }> = [];
-  let done: () => void = () => undefined;
-  const finished = new Promise<void>((resolve) => (done = resolve));
-  const off = client.on('job/event', (params) => {
-    const event = params as { job_id: string; seq: number; type: string };
-    if (event.job_id !== jobId) return;
-    events.push(event);
-    if (event.type === 'finished') done();
-  });
-  const { subscription_id } = await client.request<{ subscription_id: string }>('jobs/subscribe', { job_id: jobId, after_seq: 0 });
-  await finished;
-  off();
-  await client.request('jobs/unsubscribe', { subscription_id });
-  return events;
-}
 
 t.test('jobs from three hosts run once each, on one host, and the queue is shared (QUEUE_FULL counts the cluster)', { skip }, async (t) => {
   const url = await sharedStore();

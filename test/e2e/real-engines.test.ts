@@ -10,6 +10,7 @@ import type { ModelRequest } from '../fixtures/model-server.js';
 import { processesIn, realEngineRig } from '../helpers/real-engine-runs.js';
 import { ROOT, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { NO_SANDBOX } from '../helpers/sandbox.js';
+import { lanAddress, refusalsOf, trapListener } from '../helpers/network.js';
 
 /**
  * The real Codex, Gemini and Claude Code CLIs (dev dependencies, exact versions) driven through the daemon,
@@ -109,6 +110,20 @@ for (const engine of ['codex', 'gemini', 'claude'] as const) {
       const read = await readFile(join(daemon.runDir(job.job_id), 'workspace', 'artifacts', 'read.txt'), 'utf8');
       t.match(read, /No such file or directory\nexit=1\n$/, 'the command ran, and found nothing there');
       t.notMatch(read, 'another job\'s secret');
+    });
+
+    t.test("in its own network, a tool's connections reach neither the host nor the cloud metadata nor an unnamed host", { skip: NO_SANDBOX }, async (t) => {
+      const trap = await trapListener();
+      const lan = lanAddress() ?? '192.0.2.1';
+      const job = await waitForStatus(client, (await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine, input: { scenario: 'reach_out', target: `${lan} ${trap.port}` } })).job_id);
+      t.match(job, { status: 'succeeded', isolation: 'sandbox' }, JSON.stringify(job.error));
+      const reach = await readFile(join(daemon.runDir(job.job_id), 'workspace', 'artifacts', 'reach.txt'), 'utf8');
+      for (const name of ['loopback-direct', 'lan-direct', 'metadata-direct']) t.match(reach, new RegExp(`^000 ${name} exit=(7|28)$`, 'm'), `${name}: no connection`);
+      for (const name of ['lan-proxy', 'metadata-proxy']) t.match(reach, new RegExp(`^403 ${name} exit=0$`, 'm'), `${name}: the proxy said no`);
+      t.match(reach, /^000 name-proxy exit=56$/m, 'the tunnel to an unnamed host refused');
+      t.equal(trap.count(), 0, "nothing reached the host's listener");
+      const refused = await refusalsOf(client, job.job_id);
+      t.same(refused.map((one) => `${one.host}:${one.port}`).sort(), [`${lan}:${trap.port}`, '169.254.169.254:80', 'exfiltrate.example:443'].sort(), 'each refusal an event of the job');
     });
 
     t.test('cancel mid-turn leaves no process behind, tool subprocesses included', async (t) => {

@@ -93,9 +93,11 @@ for (const variant of variants) {
         '/var': { folder: '/var', secrets: hostEntries('/var', ['tmp']) },
         '/var/tmp': { folder: '/var/tmp', secrets: hostEntries('/var/tmp', [basename(dir)]) },
         '/etc': { folder: '/etc', secrets: hostEntries('/etc', [...ETC_SHOWN.map((name) => name.split('/')[0] ?? ''), 'passwd', 'group']) },
+        // Only the way out of the job's own network is there (docs/network.md).
+        '/run': { folder: '/run', secrets: hostEntries('/run', ['skilld']) },
       },
       write: { "a skills folder's skill": skillMd, "another job's workspace": join(otherRun, 'workspace', 'secret.txt') },
-      exists: Object.fromEntries(['/srv', '/opt', '/var/lib', '/var/log', '/home', '/mnt', '/media', '/run', '/sys', '/boot'].map((path) => [path, path])),
+      exists: Object.fromEntries(['/srv', '/opt', '/var/lib', '/var/log', '/home', '/mnt', '/media', '/sys', '/boot'].map((path) => [path, path])),
       open_w: { 'write a kernel setting (vm/drop_caches)': '/proc/sys/vm/drop_caches' },
       access_w: { 'a kernel setting writable (kernel/core_pattern)': '/proc/sys/kernel/core_pattern' },
       fill: { 'fill /tmp past its size (8 MiB)': { file: '/tmp/fill', bytes: 16 * 1024 * 1024 } },

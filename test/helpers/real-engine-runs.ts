@@ -25,6 +25,20 @@ export function model(request: ModelRequest): ModelReply {
       const target = /- target: "([^"]+)"/.exec(first)?.[1] ?? '';
       return request.afterToolResult ? done() : { toolCall: { command: `mkdir -p artifacts; cat '${target}' > artifacts/read.txt 2>&1; echo "exit=$?" >> artifacts/read.txt` } };
     }
+    case 'reach_out': {
+      // From inside the job, each way out a prompt-injected agent would try (`target` is the host's LAN address and a port with a listener): straight, and through the proxy the environment names.
+      const [lan, port] = (/- target: "([^"]+)"/.exec(first)?.[1] ?? '').split(' ');
+      const tries = [
+        ['loopback-direct', `--noproxy '*' http://127.0.0.1:${port}/`],
+        ['lan-direct', `--noproxy '*' http://${lan}:${port}/`],
+        ['metadata-direct', `--noproxy '*' http://169.254.169.254/`],
+        ['lan-proxy', `http://${lan}:${port}/`],
+        ['metadata-proxy', 'http://169.254.169.254/'],
+        ['name-proxy', 'https://exfiltrate.example/'],
+      ];
+      const command = tries.map(([name, url]) => `curl -s -m 5 -o /dev/null -w '%{http_code}' ${url}; echo " ${name} exit=$?"`).join('; ');
+      return request.afterToolResult ? done() : { toolCall: { command: `mkdir -p artifacts; { ${command}; } > artifacts/reach.txt 2>&1` } };
+    }
     case 'two_tools': {
       // Two commands in one turn: a person allows the first and denies the second.
       const results = request.conversation.filter((entry) => entry.role === 'tool_result').length;

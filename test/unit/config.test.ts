@@ -58,12 +58,13 @@ t.test('defaults without any XDG variables', async (t) => {
     engines_on_stop: 'keep',
     sandbox: { mode: 'preferred', read_only: [], pass_env: [], run_as: null },
     limits: { processes: 512, memory: 4 * 1024 ** 3, tmp: 512 * 1024 ** 2, workspace: 10 * 1024 ** 3 },
+    network: { mode: null, allow: [], skills_may_allow: true },
     retention: { max_age_ms: 30 * 24 * 3600 * 1000, max_jobs: null, interval_ms: 3600 * 1000 },
     engines: {
-      codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
-      gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
-      iflow: { command: ['iflow'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
-      claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
+      codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
+      gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
+      iflow: { command: ['iflow'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
+      claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
     },
     config_file: null,
     own_skills_dir: '/home/alice/.local/share/skilld/skills',
@@ -198,10 +199,10 @@ t.test('engines.<name>.command, env, profile, sticky_recovery and sandbox', asyn
   });
   const config = await loadConfig(sources({ flags: { config: file } }));
   t.same(config.engines, {
-    codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable', sticky_recovery: 'fail', sandbox: { read_only: ['/usr/share'], read_write: ['/tmp'] } },
-    gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
-    iflow: { command: ['iflow'], env: {}, profile: 'sticky_process', sticky_recovery: 'resume', sandbox: { read_only: [], read_write: [] } },
-    claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] } },
+    codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable', sticky_recovery: 'fail', sandbox: { read_only: ['/usr/share'], read_write: ['/tmp'] }, network: { allow: [] } },
+    gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
+    iflow: { command: ['iflow'], env: {}, profile: 'sticky_process', sticky_recovery: 'resume', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
+    claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
   });
   t.equal(config.config_file, file, 'the file read, for the sandboxes to hide');
   const bad = await configError(loadConfig(sources({ flags: { config: await configFile({ engines: { codex: { sticky_recovery: 'retry' } } }) } })));

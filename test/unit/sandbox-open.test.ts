@@ -141,6 +141,7 @@ t.test('opening a plan: a path of the input that turned into one of the daemon\'
     env: {},
     runAs: null,
     program: null,
+    network: null,
     own: { places: [join(dir, 'state')], skills: [], home: join(dir, 'home') },
   };
   const opened = openPlan(plan, join(dir, 'scratch'));

@@ -7,7 +7,7 @@ import { RunFolder } from '../../daemon/model/run-folder.js';
 import { checkFirstPrompt, checkReply, planTurn, type TurnPlan } from '../../daemon/jobs/turn-plan.js';
 
 const COMMAND = ['/usr/bin/engine'];
-const SKILL = { id: 'echo', version: '1.0.0', prompts: {}, input_paths: {}, limits: {} };
+const SKILL = { id: 'echo', version: '1.0.0', prompts: {}, input_paths: {}, limits: {}, network_allow: [] };
 const FOLDER = new RunFolder('/runs', 'job-1');
 const BIG = `--${'x'.repeat(200_000)}`;
 
@@ -69,8 +69,8 @@ t.test('a first prompt too large for an argument goes on stdin for codex and gem
 });
 
 t.test('a reply is the resumed turn\'s prompt, on stdin', async (t) => {
-  t.same(plan(resumed('codex'), {}, replied('Rome')), { prompt: 'Rome', argv: [...COMMAND, 'exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', '--', 'S-1', '-'], stdin: 'Rome', resuming: true, paths: [], limits: {} });
-  t.same(plan(resumed('gemini'), {}, replied(BIG)), { prompt: BIG, argv: [...COMMAND, '--resume=S-1', '--yolo', '--output-format', 'json'], stdin: BIG, resuming: true, paths: [], limits: {} });
+  t.same(plan(resumed('codex'), {}, replied('Rome')), { prompt: 'Rome', argv: [...COMMAND, 'exec', 'resume', '--skip-git-repo-check', '--json', '--yolo', '--', 'S-1', '-'], stdin: 'Rome', resuming: true, paths: [], limits: {}, allow: [] });
+  t.same(plan(resumed('gemini'), {}, replied(BIG)), { prompt: BIG, argv: [...COMMAND, '--resume=S-1', '--yolo', '--output-format', 'json'], stdin: BIG, resuming: true, paths: [], limits: {}, allow: [] });
 });
 
 t.test('a model stored by an older version that looks like an option still cannot be read as one', async (t) => {

@@ -1,0 +1,62 @@
+import { parseAllowEntry, type AllowEntry } from './allow-entry.js';
+
+/** A job's network (docs/network.md): `isolated`, its own namespace whose one way out is the daemon's proxy; `open`, the host's network. */
+export const NETWORK_MODES = ['isolated', 'open'] as const;
+export type NetworkMode = (typeof NETWORK_MODES)[number];
+
+/** `network` in the config: a mode alone (`"open"`), or an object with the mode and what every job may reach. */
+export interface NetworkConfig {
+  /** null: not given, which is `isolated` wherever the sandbox runs and `open` (said at start) where it does not. */
+  mode: NetworkMode | null;
+  /** Where every job of every engine may connect, besides each engine's own hosts. */
+  allow: AllowEntry[];
+  /** Whether a skill's `network.allow` (runner.json) adds to its jobs' allow-list. */
+  skills_may_allow: boolean;
+}
+
+type Fail = (key: string, problem: string) => never;
+type Raw = Record<string, unknown>;
+
+export const DEFAULT_NETWORK: NetworkConfig = { mode: null, allow: [], skills_may_allow: true };
+
+export function validateNetwork(raw: unknown, fail: Fail): NetworkConfig {
+  if (raw === undefined) return DEFAULT_NETWORK;
+  if (typeof raw === 'string') return { ...DEFAULT_NETWORK, mode: networkMode(raw, 'network', fail) };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail('network', `must be one of ${NETWORK_MODES.join(', ')}, or an object`);
+  const given = raw as Raw;
+  for (const key of Object.keys(given)) if (!['mode', 'allow', 'skills_may_allow'].includes(key)) fail(`network.${key}`, 'is unknown');
+  const mayAllow = given['skills_may_allow'] ?? true;
+  if (typeof mayAllow !== 'boolean') fail('network.skills_may_allow', 'must be true or false');
+  return { mode: given['mode'] === undefined ? null : networkMode(given['mode'], 'network.mode', fail), allow: allowList(given['allow'] ?? [], 'network.allow', fail), skills_may_allow: mayAllow as boolean };
+}
+
+/** `engines.<name>.network`: `{allow: [...]}`. */
+export function validateEngineNetwork(raw: unknown, key: string, fail: Fail): { allow: AllowEntry[] } {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail(key, 'must be an object with an allow list');
+  const given = raw as Raw;
+  for (const name of Object.keys(given)) if (name !== 'allow') fail(`${key}.${name}`, 'is unknown');
+  return { allow: allowList(given['allow'] ?? [], `${key}.allow`, fail) };
+}
+
+/** A list of allow entries (`host:port`, `*.domain:port`); a bad one is named with what is wrong. */
+export function allowList(raw: unknown, key: string, fail: Fail): AllowEntry[] {
+  const problem = allowListProblem(raw);
+  if (typeof problem === 'string') fail(key, problem);
+  return problem as AllowEntry[];
+}
+
+/** The entries of a list, or what is wrong with it (a skill's `network.allow` uses the same words). */
+export function allowListProblem(raw: unknown): AllowEntry[] | string {
+  if (!Array.isArray(raw)) return 'must be a list of host:port or *.domain:port entries';
+  const entries: AllowEntry[] = [];
+  for (const item of raw) {
+    const entry = parseAllowEntry(item);
+    if ('problem' in entry) return `has ${JSON.stringify(item)}, which ${entry.problem}`;
+    entries.push(entry);
+  }
+  return entries;
+}
+
+function networkMode(raw: unknown, key: string, fail: Fail): NetworkMode {
+  return NETWORK_MODES.includes(raw as NetworkMode) ? (raw as NetworkMode) : fail(key, `must be one of ${NETWORK_MODES.join(', ')}`);
+}
