@@ -1,21 +1,26 @@
-// P10 Sandbox: what a job's sandbox adds between jobs/create and the engine's first instruction,
-// against the same daemon set-up without one, and the memory a sandbox holds beside its engine.
+// P10 Sandbox: what a job's sandbox, and then its own network, add between jobs/create and the
+// engine's first instruction, against the same daemon set-up without them, and the memory each
+// holds beside its engine.
 //
-// Method. Two daemons, alike but for `sandbox` ("preferred", where the probe passes: an empty
-// root, every path opened once and handed over as a descriptor, the engine as another user where
-// the daemon is root, the default limits by cgroup where the host has them; "off", and no limits), run
-// the same fake codex under `node --import engine-stamp.js`, whose stamp records when Node started
-// (`performance.timeOrigin`, epoch ms: the same clock inside a sandbox). Jobs alternate between
-// them; create → start = stamp.start − the time jobs/create was sent. Sandbox-added = p50(sandbox)
-// − p50(none). Memory: a sandboxed job holds its turn (`release_file`) while the resident sets of
-// its sandbox's own processes (bubblewrap's outer process and the namespace's first process) are
-// read, then it is released.
+// Method. Three daemons, alike but for `sandbox` and `network`: "preferred" with the job's own
+// network (the default where the probe passes: an empty root, every path opened once and handed
+// over as a descriptor, the engine as another user where the daemon is root, the default limits by
+// cgroup where the host has them, a network namespace whose bridge starts the engine); the same
+// with `network: "open"`; "off", and no limits. They run the same fake codex under `node --import
+// engine-stamp.js`, whose stamp records when Node started (`performance.timeOrigin`, epoch ms: the
+// same clock inside a sandbox). Jobs go round the three; create → start = stamp.start − the time
+// jobs/create was sent. Sandbox-added = p50(sandbox, open network) − p50(none); network-added =
+// p50(own network) − p50(open network). Memory: a sandboxed job holds its turn (`release_file`)
+// while the resident sets of its sandbox's own processes (bubblewrap's outer process and the
+// namespace's first process) are read, and the bridge's own memory (what of it is private, not
+// the node program's pages the daemon shares), then it is released.
 import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { listProcesses } from '../daemon/process/proc.js';
 import { runShort } from '../daemon/process/run-short.js';
 import { BWRAP } from '../daemon/sandbox/bwrap.js';
+import { BRIDGE_SCRIPT_PATH } from '../daemon/sandbox/network-bridge.js';
 import { probeHere } from '../daemon/sandbox/probe.js';
 import type { BenchContext, Benchmark } from './lib/context.js';
 import { BenchDaemon } from './lib/daemon.js';
@@ -43,8 +48,11 @@ async function createToStart(daemon: BenchDaemon, hub: EventHub): Promise<number
   return (await stampStart(join(daemon.stateDir, 'runs', job.job_id, 'workspace'))) - t0;
 }
 
-/** The resident memory, in KiB, of the sandbox's own processes of a job whose turn is held. */
-async function sandboxMemory(daemon: BenchDaemon, hub: EventHub): Promise<number> {
+/**
+ * The resident memory, in KiB, of the sandbox's own processes of a job whose turn is held, and
+ * the private memory of its network's bridge (0 without one).
+ */
+async function sandboxMemory(daemon: BenchDaemon, hub: EventHub): Promise<{ sandbox: number; bridge: number }> {
   const client = await daemon.client();
   const job = await client.request<Job>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'ok', release_file: 'release' } });
   const workspace = join(daemon.stateDir, 'runs', job.job_id, 'workspace');
@@ -56,10 +64,22 @@ async function sandboxMemory(daemon: BenchDaemon, hub: EventHub): Promise<number
   // The sandbox's two processes carry the job's mark: the namespace's first process is forked from the outer one.
   const own = listProcesses().filter((p) => commandLine(p.pid).startsWith(`${BWRAP}\0`) && marked(p.pid, job.job_id));
   const kb = own.reduce((sum, p) => sum + (sampleProc(p.pid)?.rssKb ?? 0), 0);
+  const bridges = listProcesses().filter((p) => commandLine(p.pid).includes(`\0${BRIDGE_SCRIPT_PATH}\0`) && marked(p.pid, job.job_id));
+  const bridge = bridges.reduce((sum, p) => sum + privateKb(p.pid), 0);
   await writeFile(join(workspace, 'release'), '');
   await hub.waitStatus(job.job_id, ['succeeded']);
   if (own.length !== 2) throw new Error(`expected the sandbox's 2 processes, found ${own.length}`);
-  return kb;
+  return { sandbox: kb, bridge };
+}
+
+/** The memory of a process that is its own (private pages, clean and dirty), in KiB. */
+function privateKb(pid: number): number {
+  try {
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    return [...rollup.matchAll(/^Private_(?:Clean|Dirty):\s+(\d+) kB$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+  } catch {
+    return 0;
+  }
 }
 
 function marked(pid: number, jobId: string): boolean {
@@ -92,36 +112,47 @@ export const p10: Benchmark = {
     const command = [process.execPath, '--import', libModuleUrl('engine-stamp'), fakeEngine('codex')];
     // The sandbox with all it does (an empty root, descriptors opened once, limits by cgroup where
     // the host has them) against none and no limits, the same engine otherwise.
-    const start = async (sandbox: string, limits: Record<string, unknown>): Promise<BenchDaemon> => BenchDaemon.start({ dir: await ctx.tempDir(sandbox), engines: { codex: { command } }, config: { max_concurrent: 4, sandbox, limits } });
-    const boxed = await start('preferred', {});
-    const bare = await start('off', { processes: null, memory: null, workspace: null });
+    const start = async (name: string, config: Record<string, unknown>): Promise<BenchDaemon> => BenchDaemon.start({ dir: await ctx.tempDir(name), engines: { codex: { command } }, config: { max_concurrent: 4, ...config } });
+    const daemons = {
+      networked: await start('networked', { sandbox: 'preferred' }),
+      boxed: await start('boxed', { sandbox: 'preferred', network: 'open' }),
+      bare: await start('bare', { sandbox: 'off', network: 'open', limits: { processes: null, memory: null, workspace: null } }),
+    };
     try {
-      const hubs = { boxed: await EventHub.attach(await boxed.client()), bare: await EventHub.attach(await bare.client()) };
-      const samples = { boxed: [] as number[], bare: [] as number[] };
+      const hubs = { networked: await EventHub.attach(await daemons.networked.client()), boxed: await EventHub.attach(await daemons.boxed.client()), bare: await EventHub.attach(await daemons.bare.client()) };
+      const samples = { networked: [] as number[], boxed: [] as number[], bare: [] as number[] };
       for (let i = 0; i < sizes.warm + sizes.samples; i += 1) {
-        const b = await createToStart(boxed, hubs.boxed);
-        const n = await createToStart(bare, hubs.bare);
-        if (i < sizes.warm) continue;
-        samples.boxed.push(b);
-        samples.bare.push(n);
+        for (const name of ['networked', 'boxed', 'bare'] as const) {
+          const ms = await createToStart(daemons[name], hubs[name]);
+          if (i >= sizes.warm) samples[name].push(ms);
+        }
       }
-      const s = { boxed: summarize(samples.boxed), bare: summarize(samples.bare) };
-      r.info(`sandbox: create → engine process started ${fmtSummary(s.boxed)}`);
-      r.info(`none:    create → engine process started ${fmtSummary(s.bare)}`);
+      const s = { networked: summarize(samples.networked), boxed: summarize(samples.boxed), bare: summarize(samples.bare) };
+      r.info(`sandbox and own network: create → engine process started ${fmtSummary(s.networked)}`);
+      r.info(`sandbox, host's network:  create → engine process started ${fmtSummary(s.boxed)}`);
+      r.info(`none:                     create → engine process started ${fmtSummary(s.bare)}`);
       r.checkAddedP50('create → engine start, sandbox-added p50', s.boxed, s.bare, { measured: 'with a sandbox', baseline: 'the same daemon without one' });
-      const kb = await sandboxMemory(boxed, hubs.boxed);
+      r.checkAddedP50("create → engine start, own-network-added p50 (the bridge's node starts first)", s.networked, s.boxed, { measured: 'with its own network', baseline: "the same sandbox on the host's network" }, 80);
+      const memory = await sandboxMemory(daemons.networked, hubs.networked);
       r.check({
         metric: 'memory of a sandbox beside its engine (resident, its 2 processes)',
-        value: kb / KIB_PER_MIB,
+        value: memory.sandbox / KIB_PER_MIB,
         unit: 'MiB',
         baseline: null,
         baselineLabel: '—',
         target: { kind: 'value<=', limit: 16 },
       });
-      for (const daemon of [boxed, bare]) if (daemon.errorLines.length > 0) r.info(`daemon logged errors:\n${daemon.errorLines.join('\n')}`);
+      r.check({
+        metric: "memory of a job's network bridge (its own pages; node's are shared)",
+        value: memory.bridge / KIB_PER_MIB,
+        unit: 'MiB',
+        baseline: null,
+        baselineLabel: '—',
+        target: { kind: 'value<=', limit: 16 },
+      });
+      for (const daemon of Object.values(daemons)) if (daemon.errorLines.length > 0) r.info(`daemon logged errors:\n${daemon.errorLines.join('\n')}`);
     } finally {
-      await boxed.stop();
-      await bare.stop();
+      for (const daemon of Object.values(daemons)) await daemon.stop();
     }
   },
 };

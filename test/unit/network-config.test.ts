@@ -10,6 +10,7 @@ import { engineAllowEntries, hostPortOf } from '../../daemon/network/engine-host
 import { REFUSALS_PER_WINDOW, REFUSAL_WINDOW_MS, RefusalLimiter, type Refusal } from '../../daemon/network/refusals.js';
 import { decideNetwork } from '../../daemon/sandbox/network-mode.js';
 import { loadSkill, SkillLoadError } from '../../daemon/skills/manifest.js';
+import { eventLine } from '../../clients/format.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'skilld-network-config-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
@@ -116,4 +117,11 @@ t.test(`a job's refusals: at most ${REFUSALS_PER_WINDOW} a minute told, the rest
   limiter.forget('job-a');
   for (let i = 0; i < REFUSALS_PER_WINDOW; i += 1) limiter.refused('job-a', refusal);
   t.equal(told.filter(([jobId]) => jobId === 'job-a').length, REFUSALS_PER_WINDOW + 2 + REFUSALS_PER_WINDOW, 'forgotten: a fresh count');
+});
+
+t.test('a refusal as `skillctl watch` prints it', async (t) => {
+  const line = eventLine({ job_id: 'job-1', seq: 4, ts: '2026-01-01T00:00:00.000Z', type: 'network_refused', data: { host: '169.254.169.254', port: 80, reason: 'not_allowed', detail: 'no entry names it' } });
+  t.equal(line, '2026-01-01T00:00:00.000Z job-1 #4 network_refused 169.254.169.254:80 not_allowed: no entry names it');
+  const held = eventLine({ job_id: 'job-1', seq: 5, ts: '2026-01-01T00:01:00.000Z', type: 'network_refused', data: { host: 'x.example', port: 443, reason: 'not_allowed', detail: 'no entry names it', suppressed: 3 } });
+  t.match(held, /x\.example:443 not_allowed: no entry names it \(3 more held back before it\)$/);
 });
