@@ -91,7 +91,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     engines: (await engines.available()).filter((name) => sandbox.refuseJob(name) === null),
     jobs: { adopt: (id) => supervisor.adopt(id), failTakenOver: (id, error) => supervisor.failTakenOver(id, error) },
   });
-  const networks = new JobNetworks({ dir: join(config.state_dir, 'net'), clock, logger, refused: (jobId, refusal) => events.emit(jobId, 'network_refused', refusal) });
+  const networks = new JobNetworks({ dir: join(config.state_dir, 'net'), clock, refused: (jobId, refusal) => events.emit(jobId, 'network_refused', refusal) });
   const supervisor = new Supervisor({
     store, docs, events, pool, clock, logger, skills, config, queries,
     spawner: createSpawner(clock, containment, limitSupport),

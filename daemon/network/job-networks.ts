@@ -2,7 +2,6 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { isLoopbackEntry, type AllowEntry } from '../base/allow-entry.js';
 import type { Clock } from '../base/clock.js';
-import type { Logger } from '../base/logger.js';
 import type { BridgeListener } from '../sandbox/network-bridge.js';
 import type { JobNetwork } from '../sandbox/plan.js';
 import { decideDial, ownAddresses, systemLookup, type Lookup } from './addresses.js';
@@ -24,7 +23,6 @@ export interface JobNetworksDeps {
   /** The folder of the jobs' network folders (`<state_dir>/net`). */
   dir: string;
   clock: Clock;
-  logger: Logger;
   /** Tells a job's refused connection (a `network_refused` event). */
   refused(jobId: string, refusal: Refusal): void;
   lookup?: Lookup;
@@ -53,7 +51,6 @@ export class JobNetworks {
   readonly #d: JobNetworksDeps;
   readonly #open = new Map<string, Open>();
   readonly #limiter: RefusalLimiter;
-  readonly #own = ownAddresses();
 
   constructor(deps: JobNetworksDeps) {
     this.#d = deps;
@@ -72,7 +69,8 @@ export class JobNetworks {
     while (taken.has(proxyPort)) proxyPort += 1;
     const listeners: BridgeListener[] = [
       { host: '127.0.0.1', port: proxyPort, socket: PROXY_SOCKET },
-      ...loopback.map((entry) => ({ host: entry.host === '::1' ? '::1' : '127.0.0.1', port: entry.port, socket: `forward-${entry.port}.sock` })),
+      // At the address the entry names (`localhost`: 127.0.0.1), inside and on the host.
+      ...loopback.map((entry) => ({ host: entry.kind === 'ip' ? entry.host : '127.0.0.1', port: entry.port, socket: `forward-${entry.port}.sock` })),
     ];
     const opened = { entries: [...entries], listeners };
     const folder = this.#folder(jobId);
@@ -127,7 +125,8 @@ export class JobNetworks {
     const allow = new AllowList(opened.entries);
     const lookup = this.#d.lookup ?? systemLookup;
     const proxy = listenEgressProxy(join(folder, PROXY_SOCKET), {
-      decide: (host, port) => decideDial(host, port, allow, lookup, this.#own),
+      // The host's own addresses as they are now: an interface may have come or gone since start.
+      decide: (host, port) => decideDial(host, port, allow, lookup, ownAddresses()),
       refused: (host, port, reason, detail) => this.#limiter.refused(jobId, { host, port, reason, detail }),
     }, { mode: SOCKET_MODE });
     const forwards = opened.listeners.filter((one) => one.socket !== PROXY_SOCKET).map((one) => listenForward(join(folder, one.socket), one.host, one.port, SOCKET_MODE));
