@@ -1,5 +1,6 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
+import { bindUnderUmask } from './bind-socket.js';
 import { dirname } from 'node:path';
 import { Activity, type ConnectionDeadlines } from './activity.js';
 import { Connection, refuseSocket, type InboundBudget } from './connection.js';
@@ -64,6 +65,8 @@ export class RpcServer {
   /** Listens, and checks the connections' deadlines from then on. */
   async listen(target: ListenTarget): Promise<void> {
     await this.#listen(target);
+    // A failed accept (EMFILE) is told on the server: a fault to report, never the daemon's end.
+    this.#server.on('error', (error) => this.#onFault(error));
     this.#checkLater();
   }
 
@@ -76,16 +79,7 @@ export class RpcServer {
       return;
     }
     await prepareSocketPath(target.path, target.mode);
-    await new Promise<void>((resolve, reject) => {
-      this.#server.once('error', reject);
-      // The socket must never exist with wider permissions, even for an instant: bind under a umask.
-      const previous = process.umask(~target.mode & 0o777);
-      try {
-        this.#server.listen(target.path, () => resolve());
-      } finally {
-        process.umask(previous);
-      }
-    });
+    bindUnderUmask(this.#server, target.path, target.mode);
     this.#ownedPath = target.path;
   }
 

@@ -1,31 +1,16 @@
 // The config's `sandbox` and `limits` (config-sandbox.ts), and a skill's `limits` (runner.json),
 // which lower the daemon's for its jobs.
 import t from 'tap';
+import { configFiles } from '../helpers/config-files.js';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { effectiveLimits, parseSkillLimits } from '../../daemon/base/config-sandbox.js';
-import { ConfigError, loadConfig, type Config } from '../../daemon/base/config.js';
 import { loadSkill, SkillLoadError } from '../../daemon/skills/manifest.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'skilld-config-sandbox-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
-let files = 0;
-
-/** The config a file of these values makes. */
-async function load(values: Record<string, unknown>): Promise<Config> {
-  files += 1;
-  const path = join(dir, `config-${files}.json`);
-  await writeFile(path, JSON.stringify(values));
-  return loadConfig({ flags: { config: path }, env: {}, bundledSkillsDir: '/opt/skilld/skills', uid: 1234, home: '/home/alice' });
-}
-
-/** What is wrong with a file of these values (a ConfigError's message). */
-async function problem(values: Record<string, unknown>): Promise<string> {
-  const error = await load(values).then(() => null, (caught: unknown) => caught);
-  if (error instanceof ConfigError) return error.message;
-  throw new Error(`expected a ConfigError, got ${String(error)}`);
-}
+const { load, problem } = configFiles(dir);
 
 t.test('sandbox: a mode alone, or an object with the mode, what every job is shown, the variables passed and the user engines run as', async (t) => {
   const sandboxOf = async (sandbox: unknown): Promise<unknown> => (await load({ sandbox })).sandbox;

@@ -1,10 +1,10 @@
 // The config's `network` and `engines.<name>.network`, a skill's `network.allow`, each engine's own
 // hosts, what decides jobs' network at start, and how often a job's refusals are told.
 import t from 'tap';
+import { configFiles } from '../helpers/config-files.js';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, type Config } from '../../daemon/base/config.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { engineAllowEntries, hostPortOf } from '../../daemon/network/engine-hosts.js';
 import { REFUSALS_PER_WINDOW, REFUSAL_WINDOW_MS, RefusalLimiter, type Refusal } from '../../daemon/network/refusals.js';
@@ -15,19 +15,7 @@ import { eventLine } from '../../clients/format.js';
 const dir = await mkdtemp(join(tmpdir(), 'skilld-network-config-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
 let files = 0;
-
-async function load(values: Record<string, unknown>): Promise<Config> {
-  files += 1;
-  const path = join(dir, `config-${files}.json`);
-  await writeFile(path, JSON.stringify(values));
-  return loadConfig({ flags: { config: path }, env: {}, bundledSkillsDir: '/opt/skilld/skills', uid: 1234, home: '/home/alice' });
-}
-
-async function problem(values: Record<string, unknown>): Promise<string> {
-  const error = await load(values).then(() => null, (caught: unknown) => caught);
-  if (error instanceof ConfigError) return error.message;
-  throw new Error(`expected a ConfigError, got ${String(error)}`);
-}
+const { load, problem } = configFiles(dir);
 
 const texts = (entries: ReadonlyArray<{ text: string }>): string[] => entries.map((entry) => entry.text);
 
