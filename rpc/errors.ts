@@ -57,6 +57,8 @@ export const ERROR_CODES = {
   HOST_LOST: { rpc: 4014, kind: 'job', retryable: true, meaning: "The host holding the job's workspace and engine session stopped and did not come back within pinned_grace_sec." },
   JOB_LIMIT_EXCEEDED: { rpc: 4015, kind: 'job', retryable: false, meaning: 'The engine ran into a limit of the job (`limits`: processes or memory) and failed; `details` says which and its value.' },
   WORKSPACE_TOO_LARGE: { rpc: 4016, kind: 'job', retryable: false, meaning: "The job's workspace grew past `limits.workspace`; the job was stopped. `details` has the limit and the size measured." },
+  PROVIDER_AUTH_FAILED: { rpc: 4017, kind: 'job', retryable: false, meaning: "The model provider refused the engine's key (401 or 403 through the gateway, or the engine said so); the message quotes the provider, never the key." },
+  PROVIDER_RATE_LIMITED: { rpc: 4018, kind: 'job', retryable: true, meaning: 'The model provider kept answering 429, 503 or 529 past `engines.<name>.gateway.retry_max_sec` (or the engine said it was rate limited).' },
   JOB_INTERNAL_ERROR: { rpc: 4011, kind: 'job', retryable: true, meaning: 'The daemon hit an unexpected error running the job; it is logged.' },
   INTERACTIVE_COMPLETED_WITHOUT_DONE_MARKER: { rpc: 5001, kind: 'warning', retryable: false, meaning: 'An interactive job finished on valid output without the done marker.' },
   ASK_USER_MALFORMED: { rpc: 5002, kind: 'warning', retryable: false, meaning: 'An <ASK_USER_YAML> hint could not be read; the daemon built the pending itself.' },

@@ -1,5 +1,6 @@
 import type { JobErrorCode, WarningCode } from '../../rpc/errors.js';
 import type { JobStatus } from './states.js';
+import type { Usage } from './usage.js';
 
 export const ENGINE_NAMES = ['codex', 'gemini', 'iflow', 'claude'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
@@ -73,6 +74,8 @@ export interface Job {
   session_handle: SessionHandle | null;
   warnings: WarningCode[];
   error: JobError | null;
+  /** What its model calls used so far, counted at each turn's end (model/usage.ts). Absent until a turn reports any, and in older records. */
+  usage?: Usage;
   created_at: string;
   updated_at: string;
   started_at: string | null;
