@@ -88,6 +88,7 @@ const EVENT_SUMMARY: Record<string, (data: Data) => string> = {
   output: (data) => `${cell(data['stream'])}: ${clip(String(data['text'] ?? ''))}`,
   warning: (data) => cell(data['code']),
   network_refused: (data) => clip(`${String(data['host'])}:${String(data['port'])} ${String(data['reason'])}: ${String(data['detail'] ?? '')}${typeof data['suppressed'] === 'number' ? ` (${data['suppressed']} more held back before it)` : ''}`),
+  provider_retry: (data) => `provider answered ${String(data['status'])}: retry ${String(data['retry'])} in ${(Number(data['wait_ms']) / 1000).toFixed(1)} s`,
   message: (data) => clip(String(data['text'] ?? '')),
   finished: (data) => (data['error'] ? `${cell(data['status'])} ${errorText(data['error'] as CodedError)}` : cell(data['status'])),
 };

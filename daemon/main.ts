@@ -26,6 +26,7 @@ import { definedEnv, engineBaseEnv } from './process/env.js';
 import { notifySystemd } from './notify.js';
 import { openSandbox } from './sandbox/open-sandbox.js';
 import { JobNetworks } from './network/job-networks.js';
+import { openUpstreams } from './network/gateway.js';
 import { isTerminal } from './model/states.js';
 import { missingSkillsDirs, SkillRegistry } from './skills/registry.js';
 import { SkillWatcher } from './skills/watch.js';
@@ -91,7 +92,12 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     engines: (await engines.available()).filter((name) => sandbox.refuseJob(name) === null),
     jobs: { adopt: (id) => supervisor.adopt(id), failTakenOver: (id, error) => supervisor.failTakenOver(id, error) },
   });
-  const networks = new JobNetworks({ dir: join(config.state_dir, 'net'), clock, refused: (jobId, refusal) => events.emit(jobId, 'network_refused', refusal) });
+  const networks = new JobNetworks({
+    dir: join(config.state_dir, 'net'), clock,
+    refused: (jobId, refusal) => events.emit(jobId, 'network_refused', refusal),
+    gateways: openUpstreams(config.engines, daemonEnv),
+    retrying: (jobId, retry) => events.emit(jobId, 'provider_retry', retry),
+  });
   const supervisor = new Supervisor({
     store, docs, events, pool, clock, logger, skills, config, queries,
     spawner: createSpawner(clock, containment, limitSupport),

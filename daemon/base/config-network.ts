@@ -30,6 +30,49 @@ export function validateNetwork(raw: unknown, fail: Fail): NetworkConfig {
   return { mode: given['mode'] === undefined ? null : networkMode(given['mode'], 'network.mode', fail), allow: allowList(given['allow'] ?? [], 'network.allow', fail), skills_may_allow: mayAllow as boolean };
 }
 
+/**
+ * `engines.<name>.gateway` (docs/network.md, "The model gateway"): the daemon is the engine's
+ * model endpoint, passes each call on to `upstream` with the key read from its own environment
+ * variable `api_key_env`, and retries a provider's 429, 503 and 529 for up to `retry_max_sec`.
+ */
+export interface GatewayConfig {
+  /** The provider's base URL, `http(s)://host[:port][/path]`, without a trailing slash. */
+  upstream: string;
+  api_key_env: string;
+  retry_max_sec: number;
+}
+
+/** How long the gateway retries one call a provider limits, unless the config says otherwise. */
+export const DEFAULT_RETRY_MAX_SEC = 120;
+const MAX_RETRY_MAX_SEC = 3600;
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function validateGateway(raw: unknown, key: string, fail: Fail): GatewayConfig | null {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw !== 'object' || Array.isArray(raw)) fail(key, 'must be an object with upstream and api_key_env');
+  const given = raw as Raw;
+  for (const name of Object.keys(given)) if (!['upstream', 'api_key_env', 'retry_max_sec'].includes(name)) fail(`${key}.${name}`, 'is unknown');
+  const upstream = upstreamUrl(given['upstream'], `${key}.upstream`, fail);
+  const variable = given['api_key_env'];
+  if (typeof variable !== 'string' || !VARIABLE_NAME.test(variable)) fail(`${key}.api_key_env`, 'must name an environment variable of the daemon (letters, digits and _)');
+  const retry = given['retry_max_sec'] ?? DEFAULT_RETRY_MAX_SEC;
+  if (!Number.isSafeInteger(retry) || (retry as number) < 0 || (retry as number) > MAX_RETRY_MAX_SEC) fail(`${key}.retry_max_sec`, `must be an integer from 0 to ${MAX_RETRY_MAX_SEC}`);
+  return { upstream, api_key_env: variable as string, retry_max_sec: retry as number };
+}
+
+function upstreamUrl(raw: unknown, key: string, fail: Fail): string {
+  const problem = 'must be an http:// or https:// URL with a host and no user, query or fragment';
+  if (typeof raw !== 'string') return fail(key, problem);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return fail(key, problem);
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.hostname === '' || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') fail(key, problem);
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
 /** `engines.<name>.network`: `{allow: [...]}`. */
 export function validateEngineNetwork(raw: unknown, key: string, fail: Fail): { allow: AllowEntry[] } {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail(key, 'must be an object with an allow list');

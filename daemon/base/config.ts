@@ -4,11 +4,11 @@ import { join, resolve } from 'node:path';
 import { parseDuration } from '../../rpc/duration.js';
 import { MAX_TIMEOUT_SEC } from '../../rpc/methods.js';
 import { ENGINE_NAMES, type EngineName } from '../model/job.js';
-import { DEFAULT_NETWORK, validateEngineNetwork, validateNetwork, type NetworkConfig } from './config-network.js';
+import { DEFAULT_NETWORK, validateEngineNetwork, validateGateway, validateNetwork, type GatewayConfig, type NetworkConfig } from './config-network.js';
 import type { AllowEntry } from './allow-entry.js';
 import { DEFAULT_LIMITS, sandboxPaths, validateLimits, validateSandbox, type Limits, type SandboxConfig, type SandboxPaths } from './config-sandbox.js';
 
-export { NETWORK_MODES, type NetworkConfig, type NetworkMode } from './config-network.js';
+export { NETWORK_MODES, type GatewayConfig, type NetworkConfig, type NetworkMode } from './config-network.js';
 export { SANDBOX_MODES, type Limits, type SandboxConfig, type SandboxMode, type SandboxPaths } from './config-sandbox.js';
 
 export const PROFILE_CHOICES = ['probe', 'resumable', 'sticky_process'] as const;
@@ -28,6 +28,8 @@ export interface EngineConfig {
   sandbox: SandboxPaths;
   /** Where its jobs may connect besides its provider's hosts (docs/network.md). */
   network: { allow: AllowEntry[] };
+  /** The model gateway in front of its provider (docs/network.md); null: the engine calls its provider itself. */
+  gateway: GatewayConfig | null;
 }
 
 /** Which finished jobs the daemon removes, and how often it looks (docs/retention.md). Durations in ms; null: no limit. */
@@ -124,6 +126,7 @@ export async function loadConfig(sources: ConfigSources): Promise<Config> {
   const merged: Raw = { ...defaults(sources), ...file.values, ...overrides };
   const fromFile = new Set(Object.keys(file.values).filter((key) => !(key in overrides)));
   const config = validate(merged, file.values, fromFile, file.path);
+  checkGateways(config, env, fromFile.has('engines') ? file.path : null);
   const given = 'skills_dirs' in file.values || 'skills_dirs' in overrides;
   return { ...config, own_skills_dir: given ? null : (config.skills_dirs[0] ?? null) };
 }
@@ -261,7 +264,7 @@ function validateEngines(raw: unknown, fail: (key: string, problem: string) => n
   for (const name of ENGINE_NAMES) {
     const entry = (given[name] ?? {}) as Raw;
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) fail(`engines.${name}`, 'must be an object');
-    for (const key of Object.keys(entry)) if (!['command', 'env', 'profile', 'sticky_recovery', 'sandbox', 'network'].includes(key)) fail(`engines.${name}.${key}`, 'is unknown');
+    for (const key of Object.keys(entry)) if (!['command', 'env', 'profile', 'sticky_recovery', 'sandbox', 'network', 'gateway'].includes(key)) fail(`engines.${name}.${key}`, 'is unknown');
     const command = entry['command'] ?? [name];
     if (!Array.isArray(command) || command.length === 0 || !command.every((c) => typeof c === 'string' && c !== '')) fail(`engines.${name}.command`, 'must be a non-empty list of strings');
     const env = entry['env'] ?? {};
@@ -274,9 +277,26 @@ function validateEngines(raw: unknown, fail: (key: string, problem: string) => n
     if (!STICKY_RECOVERY_CHOICES.includes(recovery as EngineConfig['sticky_recovery'])) fail(`engines.${name}.sticky_recovery`, `must be one of ${STICKY_RECOVERY_CHOICES.join(', ')}`);
     const sandbox = sandboxPaths(entry['sandbox'] ?? {}, `engines.${name}.sandbox`, fail);
     const network = validateEngineNetwork(entry['network'] ?? {}, `engines.${name}.network`, fail);
-    result[name] = { command: command as string[], env: env as Record<string, string>, profile: profile as EngineConfig['profile'], sticky_recovery: recovery as EngineConfig['sticky_recovery'], sandbox, network };
+    const gateway = validateGateway(entry['gateway'], `engines.${name}.gateway`, fail);
+    if (gateway !== null && name === 'iflow') fail('engines.iflow.gateway', 'is not supported: iFlow CLI has no established way to take a base URL and a key from its environment');
+    result[name] = { command: command as string[], env: env as Record<string, string>, profile: profile as EngineConfig['profile'], sticky_recovery: recovery as EngineConfig['sticky_recovery'], sandbox, network, gateway };
   }
   return result;
+}
+
+/**
+ * A gateway's key is read from the daemon's environment at start: one not set there stops the
+ * start, not a job later. A gateway is reached through a job's own network alone, which
+ * `network: "open"` gives no job.
+ */
+function checkGateways(config: Config, env: NodeJS.ProcessEnv, filePath: string | null): void {
+  const where = filePath === null ? '' : ` (config file ${filePath})`;
+  for (const name of ENGINE_NAMES) {
+    const variable = config.engines[name].gateway?.api_key_env;
+    if (variable === undefined) continue;
+    if ((env[variable] ?? '') === '') throw new ConfigError(`config key "engines.${name}.gateway.api_key_env" names ${variable}, which is not set in the daemon's environment${where}`);
+    if (config.network.mode === 'open') throw new ConfigError(`config key "engines.${name}.gateway" needs each job's own network, and "network" is "open"${where}`);
+  }
 }
 
 /** The shortest `retention.interval`: a second. */

@@ -24,6 +24,7 @@ import type { JobEvents } from '../model/events.js';
 import { engineAllowEntries } from '../network/engine-hosts.js';
 import type { JobNetworks } from '../network/job-networks.js';
 import type { JobNetwork } from '../sandbox/plan.js';
+import { accountTurn } from './provider-guard.js';
 
 export interface LauncherDeps {
   spawner: Spawner;
@@ -37,7 +38,7 @@ export interface LauncherDeps {
   /** The sandbox of a job's engine processes. */
   sandbox: Pick<JobSandbox, 'planFor' | 'ownNetwork'>;
   /** Each running job's own network (docs/network.md). */
-  networks: Pick<JobNetworks, 'open' | 'reopen' | 'close'>;
+  networks: Pick<JobNetworks, 'open' | 'reopen' | 'close' | 'gateway'>;
   /** The disk space a folder takes (a job's workspace, held to `limits.workspace`). */
   diskUsage(dir: string): Promise<number>;
 }
@@ -75,9 +76,11 @@ export class Launcher {
     const env = this.#d.engineEnv(job.engine, live);
     const limits = effectiveLimits(this.#d.config.limits, plan.limits);
     const network = this.#openNetwork(job, env, plan);
+    const command = this.#d.config.engines[job.engine].command;
+    const calls = this.#viaGateway(job.job_id, env, command);
     const spec = {
       ...this.#output(job),
-      argv: plan.argv,
+      argv: calls(plan.argv),
       cwd: folder.workspace,
       env,
       mark: job.job_id,
@@ -90,7 +93,7 @@ export class Launcher {
     if (live) {
       const protocol = ENGINES[job.engine].live;
       const start = { engine: job.engine, model: job.model, cwd: folder.workspace, approvals: job.approvals ?? 'auto', newSessionId: randomUUID() };
-      const argv = [...this.#d.config.engines[job.engine].command, ...protocol.argv(start)];
+      const argv = calls([...command, ...protocol.argv(start)]);
       // A live protocol reports each message whole (ACP chunks joined): one `message` event each.
       const session = StickySession.start(this.#d.spawner, this.#d.clock, { ...spec, argv, protocol, start, graceMs: this.#d.config.kill_grace_ms, onMessage: spec.say, ...hooks });
       this.#workspaceLimits.set(job.job_id, limits.workspace);
@@ -98,13 +101,13 @@ export class Launcher {
         this.#workspaceLimits.delete(job.job_id);
         if (network !== null) this.#closeNetwork(job.job_id);
       });
-      const turn = this.#guard(session.turn(plan.prompt, hardTimeoutMs, null, attempt), folder, limits.workspace);
+      const turn = this.#guard(session.turn(plan.prompt, hardTimeoutMs, null, attempt), folder, limits.workspace, job.job_id);
       return { turn, session, recorded: this.#record(job.job_id, session.pid, session.exited) };
     }
     const expectedSession = plan.resuming ? (job.session_handle?.handle_value ?? null) : null;
     const messages = this.#messages(job, spec);
     const started = startTurn(this.#d.spawner, this.#d.clock, { ...spec, ...messages.spec, hardTimeoutMs, resuming: plan.resuming, expectedSession, stdin: plan.stdin });
-    const turn = this.#guard(messages.ended(started), folder, limits.workspace);
+    const turn = this.#guard(messages.ended(started), folder, limits.workspace, job.job_id);
     if (network !== null) void turn.done.finally(() => this.#closeNetwork(job.job_id)).catch(() => undefined);
     return { turn, session: null, recorded: this.#record(job.job_id, turn.pid, turn.done) };
   }
@@ -119,13 +122,25 @@ export class Launcher {
     const { network, engines } = this.#d.config;
     const entries = [...engineAllowEntries(job.engine, env, engines[job.engine].command), ...network.allow, ...engines[job.engine].network.allow, ...(network.skills_may_allow ? plan.allow : [])];
     try {
-      return this.#d.networks.open(job.job_id, entries);
+      return this.#d.networks.open(job.job_id, entries, job.engine);
     } catch (error) {
       // Never the host's network in its place: a network of its own with no way out at all.
       this.#d.logger.error({ job_id: job.job_id, err: error }, "could not open the job's network");
       this.#d.events.emit(job.job_id, 'warning', { code: 'NETWORK_UNAVAILABLE', message: `the job's network could not be opened, so its engine has no way out: ${(error as Error).message}` });
       return { folder: '', listeners: [], env: {} };
     }
+  }
+
+  /**
+   * Where a job's engine calls its model through the gateway: the variables that would carry
+   * another credential dropped from `env`, and a command line with the gateway's arguments after
+   * the engine's command (Codex's provider). Elsewhere the command line as it is.
+   */
+  #viaGateway(jobId: string, env: Record<string, string>, command: readonly string[]): (argv: string[]) => string[] {
+    const setup = this.#d.networks.gateway(jobId)?.setup ?? null;
+    if (setup === null) return (argv) => argv;
+    for (const name of setup.unset) delete env[name];
+    return (argv) => [...argv.slice(0, command.length), ...setup.args, ...argv.slice(command.length)];
   }
 
   /** Opens again the network an earlier daemon opened for a job's process it takes up; whether there was one. */
@@ -167,7 +182,7 @@ export class Launcher {
     }
     if (network) void adopted.turn.done.finally(() => this.#closeNetwork(job.job_id)).catch(() => undefined);
     // Taken up after a restart: held to the daemon's workspace limit (a skill's lower one is not at hand).
-    const turn = this.#guard(messages.ended(adopted.turn), folder, this.#d.config.limits.workspace);
+    const turn = this.#guard(messages.ended(adopted.turn), folder, this.#d.config.limits.workspace, job.job_id);
     void turn.done.then(() => this.#d.store.removeProcess(adopted.keeperPid)).catch(() => undefined);
     return turn;
   }
@@ -227,12 +242,12 @@ export class Launcher {
   /** A sticky job's next turn: the reply is the live process's next prompt (PR-12). */
   nextStickyTurn(job: Job, attempt: number, session: StickySession, prompt: string, folder: RunFolder): TurnHandle {
     const limit = this.#workspaceLimits.get(job.job_id) ?? this.#d.config.limits.workspace;
-    return this.#guard(session.turn(prompt, job.hard_timeout_sec * 1000, logsOf(folder, attempt), attempt), folder, limit);
+    return this.#guard(session.turn(prompt, job.hard_timeout_sec * 1000, logsOf(folder, attempt), attempt), folder, limit, job.job_id);
   }
 
-  /** A job's turn, its workspace held to `limit` (workspace-guard.ts). */
-  #guard(turn: TurnHandle, folder: RunFolder, limit: number | null): TurnHandle {
-    return guardWorkspace(turn, this.#d.clock, { limit, measure: () => this.#d.diskUsage(folder.workspace) });
+  /** A job's turn, its workspace held to `limit` (workspace-guard.ts), its usage counted and its provider watched (provider-guard.ts). */
+  #guard(turn: TurnHandle, folder: RunFolder, limit: number | null, jobId: string): TurnHandle {
+    return accountTurn(guardWorkspace(turn, this.#d.clock, { limit, measure: () => this.#d.diskUsage(folder.workspace) }), this.#d.networks.gateway(jobId));
   }
 
   /**

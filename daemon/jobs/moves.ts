@@ -4,6 +4,7 @@ import type { JobEvents } from '../model/events.js';
 import type { GateDecision, Pending } from '../model/gate.js';
 import { boundError, type Job } from '../model/job.js';
 import { isTerminal, nextStatus, type JobEvent } from '../model/states.js';
+import { addUsage, type Usage } from '../model/usage.js';
 import type { SlotPool } from '../slots/pool.js';
 import type { JobDocs } from '../store/job-docs.js';
 import type { Store } from '../store/store.js';
@@ -41,19 +42,20 @@ export class JobMoves {
     this.#d = deps;
   }
 
-  /** A turn's decision: the result stored, then the move; a question goes to `enterWaiting`. */
-  async settle(job: Job, decision: GateDecision, session_handle: Job['session_handle']): Promise<void> {
+  /** A turn's decision: the result stored, then the move; a question goes to `enterWaiting`. `usage`: what the turn's model calls used, added to the job's. */
+  async settle(job: Job, decision: GateDecision, session_handle: Job['session_handle'], usage: Usage | null = null): Promise<void> {
     const warnings = [...new Set([...job.warnings, ...decision.warnings])];
     for (const code of decision.warnings) this.#d.events.emit(job.job_id, 'warning', { code });
+    const used = usage === null ? {} : { usage: addUsage(job.usage, usage) };
     if (decision.status === 'waiting_user') {
-      await this.enterWaiting(job, decision.pending, { warnings, session_handle });
+      await this.enterWaiting(job, decision.pending, { warnings, session_handle, ...used });
       return;
     }
     const output = decision.status === 'succeeded' ? decision.output : null;
     const error = decision.status === 'succeeded' ? null : boundError(decision.error);
     await this.#d.docs.putResult({ job_id: job.job_id, status: decision.status, output, warnings, error });
     const event: JobEvent = decision.status === 'succeeded' ? 'succeed' : decision.status === 'canceled' ? 'cancel' : 'fail';
-    await this.apply(job, event, { warnings, error, session_handle });
+    await this.apply(job, event, { warnings, error, session_handle, ...used });
   }
 
   /** The job asks the user: the round and the pending question stored, then the move, its deadline armed, and clients told. */

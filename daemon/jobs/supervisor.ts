@@ -307,7 +307,7 @@ export class Supervisor {
     this.#d.logger.info({ job_id: jobId, attempt: job.attempt, exit: report.exit, decision: decision.status }, 'turn finished');
     // A job that ends with its live process ends once that is gone: finished means its slot is free.
     if (decision.status !== 'waiting_user') await this.#sessions.end(jobId);
-    await this.#moves.settle(job, decision, session_handle);
+    await this.#moves.settle(job, decision, session_handle, report.usage ?? null);
   }
 
   /** jobs/reply (see replies.ts). */

@@ -3,6 +3,7 @@ import type { ParsedTurn, TurnParser } from '../engines/engine.js';
 import type { EngineLimits, LimitHit } from '../process/cgroup-limits.js';
 import type { EngineProcess, ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
 import type { SandboxPlan } from '../sandbox/plan.js';
+import type { Usage } from '../model/usage.js';
 import type { ProcessOutcome } from '../model/gate.js';
 
 export type StopReason = 'canceled' | 'timeout';
@@ -41,6 +42,8 @@ export interface TurnReport {
   parsed: ParsedTurn;
   exit: ExitInfo;
   pid: number | null;
+  /** What the turn's model calls used, where known (provider-guard.ts); set by the launcher. */
+  usage?: Usage | null;
 }
 
 /** A turn in flight: its stop control and its report. The first stop reason wins. */

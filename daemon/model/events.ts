@@ -1,8 +1,9 @@
 /**
  * `output`: one line the engine printed, raw; `message`: one message of the agent, as text;
- * `network_refused`: a connection the job's own network refused (docs/network.md).
+ * `network_refused`: a connection the job's own network refused; `provider_retry`: a model call
+ * its provider limited, retried by the gateway (docs/network.md).
  */
-export type JobEventType = 'status_changed' | 'input_required' | 'output' | 'message' | 'warning' | 'network_refused' | 'finished';
+export type JobEventType = 'status_changed' | 'input_required' | 'output' | 'message' | 'warning' | 'network_refused' | 'provider_retry' | 'finished';
 
 /** One `job/event` notification body (docs/protocol.md, "job/event"). `seq` increases per job without gaps. */
 export interface JobEventRecord {

@@ -5,9 +5,14 @@ import type { Clock } from '../base/clock.js';
 import type { BridgeListener } from '../sandbox/network-bridge.js';
 import type { JobNetwork } from '../sandbox/plan.js';
 import { decideDial, ownAddresses, systemLookup, type Lookup } from './addresses.js';
+import type { EngineName } from '../model/job.js';
 import { AllowList } from './allow-list.js';
 import { listenEgressProxy, type EgressProxy } from './egress-proxy.js';
 import { listenForward, type Forward } from './forward.js';
+import { gatewayHandler, type ProviderRetry, type Upstream } from './gateway.js';
+import { gatewayEngineSetup } from './gateway-env.js';
+import { newGatewayToken, tokenHash } from './gateway-token.js';
+import { JobGateway } from './job-gateway.js';
 import { RefusalLimiter, type Refusal } from './refusals.js';
 
 /** The port the proxy has inside a job's network, unless a forwarded port takes it. */
@@ -26,18 +31,25 @@ export interface JobNetworksDeps {
   /** Tells a job's refused connection (a `network_refused` event). */
   refused(jobId: string, refusal: Refusal): void;
   lookup?: Lookup;
+  /** The model gateway of each engine that has one (docs/network.md, "The model gateway"). */
+  gateways?: Partial<Record<EngineName, Upstream>>;
+  /** Tells a job's model call its provider limited, retried (a `provider_retry` event). */
+  retrying?(jobId: string, retry: ProviderRetry): void;
 }
 
 /** What a job's network holds open while it runs. */
 interface Open {
   proxy: EgressProxy;
   forwards: Forward[];
+  gateway: JobGateway | null;
 }
 
 /** What a job's network was opened with (its record). */
 interface Opened {
   entries: AllowEntry[];
   listeners: BridgeListener[];
+  /** The gateway of the job's engine, and the hash of the job's token (never the token). */
+  gateway?: { engine: EngineName; token_sha256: string };
 }
 
 /**
@@ -60,9 +72,10 @@ export class JobNetworks {
   /**
    * Opens the network of job `jobId` with `entries` (its engine's, the config's and its skill's)
    * and returns what its sandbox is given. Its sockets listen before this returns; one still open
-   * from an earlier process of the job is closed first.
+   * from an earlier process of the job is closed first. Where `engine` has a gateway, the job gets
+   * a new token, and its engine what it needs to call through it (`gateway(jobId).setup`).
    */
-  open(jobId: string, entries: readonly AllowEntry[]): JobNetwork {
+  open(jobId: string, entries: readonly AllowEntry[], engine?: EngineName): JobNetwork {
     const loopback = uniqueBy(entries.filter(isLoopbackEntry), (entry) => String(entry.port));
     const taken = new Set(loopback.map((entry) => entry.port));
     let proxyPort = PROXY_PORT;
@@ -72,13 +85,21 @@ export class JobNetworks {
       // At the address the entry names (`localhost`: 127.0.0.1), inside and on the host.
       ...loopback.map((entry) => ({ host: entry.kind === 'ip' ? entry.host : '127.0.0.1', port: entry.port, socket: `forward-${entry.port}.sock` })),
     ];
-    const opened = { entries: [...entries], listeners };
+    const upstream = engine === undefined ? undefined : this.#d.gateways?.[engine];
+    const token = upstream === undefined ? null : newGatewayToken();
+    const setup = upstream === undefined || token === null ? null : gatewayEngineSetup(engine as EngineName, `http://127.0.0.1:${proxyPort}`, upstreamPath(upstream), token);
+    const opened: Opened = { entries: [...entries], listeners, ...(setup === null || token === null ? {} : { gateway: { engine: engine as EngineName, token_sha256: tokenHash(token) } }) };
     const folder = this.#folder(jobId);
     void this.#close(jobId);
     mkdirSync(folder, { recursive: true, mode: 0o755 });
     writeFileSync(join(folder, RECORD), `${JSON.stringify(opened)}\n`, { mode: 0o644 });
-    this.#listen(jobId, opened);
-    return { folder, listeners, env: proxyEnv(proxyPort) };
+    this.#listen(jobId, opened, new JobGateway(setup));
+    return { folder, listeners, env: { ...proxyEnv(proxyPort), ...setup?.env } };
+  }
+
+  /** The gateway of a job whose network is open and whose engine has one; null otherwise. */
+  gateway(jobId: string): JobGateway | null {
+    return this.#open.get(jobId)?.gateway ?? null;
   }
 
   /** Opens again the network a job's process was started with by an earlier daemon; false when there is none to open. */
@@ -90,7 +111,7 @@ export class JobNetworks {
     } catch {
       return false;
     }
-    this.#listen(jobId, opened);
+    this.#listen(jobId, opened, new JobGateway(null));
     return true;
   }
 
@@ -120,17 +141,26 @@ export class JobNetworks {
     await Promise.all([...this.#open.keys()].map((jobId) => this.#close(jobId)));
   }
 
-  #listen(jobId: string, opened: Opened): void {
+  /** Listens for a job as `opened` says; `gateway` is its gateway's account, used where `opened` names a gateway this daemon has. */
+  #listen(jobId: string, opened: Opened, gateway: JobGateway): void {
     const folder = this.#folder(jobId);
     const allow = new AllowList(opened.entries);
     const lookup = this.#d.lookup ?? systemLookup;
+    const upstream = opened.gateway === undefined ? undefined : this.#d.gateways?.[opened.gateway.engine];
+    const proxyAt = opened.listeners.find((one) => one.socket === PROXY_SOCKET) ?? { host: '127.0.0.1', port: PROXY_PORT };
+    const origin = upstream === undefined || opened.gateway === undefined ? undefined : gatewayHandler(upstream, opened.gateway.token_sha256, {
+      used: (usage) => gateway.used(usage),
+      failed: (failure) => gateway.failed(failure),
+      retrying: (retry) => this.#d.retrying?.(jobId, retry),
+      refused: (detail) => this.#limiter.refused(jobId, { host: proxyAt.host, port: proxyAt.port, reason: 'gateway_token', detail }),
+    }, this.#d.clock);
     const proxy = listenEgressProxy(join(folder, PROXY_SOCKET), {
       // The host's own addresses as they are now: an interface may have come or gone since start.
       decide: (host, port) => decideDial(host, port, allow, lookup, ownAddresses()),
       refused: (host, port, reason, detail) => this.#limiter.refused(jobId, { host, port, reason, detail }),
-    }, { mode: SOCKET_MODE });
+    }, { mode: SOCKET_MODE, ...(origin === undefined ? {} : { origin }) });
     const forwards = opened.listeners.filter((one) => one.socket !== PROXY_SOCKET).map((one) => listenForward(join(folder, one.socket), one.host, one.port, SOCKET_MODE));
-    this.#open.set(jobId, { proxy, forwards });
+    this.#open.set(jobId, { proxy, forwards, gateway: origin === undefined ? null : gateway });
   }
 
   /** Stops listening for a job at once (its servers close synchronously); resolves when all is closed. */
@@ -156,6 +186,11 @@ export function proxyEnv(port: number): Record<string, string> {
   const url = `http://127.0.0.1:${port}`;
   const direct = 'localhost,127.0.0.1,::1';
   return { HTTP_PROXY: url, HTTPS_PROXY: url, ALL_PROXY: url, http_proxy: url, https_proxy: url, all_proxy: url, NO_PROXY: direct, no_proxy: direct };
+}
+
+/** The upstream's path, which the engine's base URL carries too (`/v1`, or nothing). */
+function upstreamPath(upstream: Upstream): string {
+  return upstream.url.pathname === '/' ? '' : upstream.url.pathname;
 }
 
 function uniqueBy<T>(items: readonly T[], key: (item: T) => string): T[] {

@@ -1,5 +1,5 @@
 import type { AllowEntry } from '../base/allow-entry.js';
-import type { NetworkConfig, NetworkMode } from '../base/config.js';
+import type { GatewayConfig, NetworkConfig, NetworkMode } from '../base/config.js';
 import { SOCKET_PATH_MAX_BYTES } from '../base/config.js';
 import type { Isolation } from '../model/job.js';
 
@@ -14,6 +14,8 @@ export interface NetworkView {
   /** Where every job may connect besides its engine's hosts (the config's `network.allow`). */
   allow: string[];
   skills_may_allow: boolean;
+  /** The engines whose model calls go through the daemon's gateway, and the provider each calls. */
+  gateways: { engine: string; upstream: string }[];
 }
 
 /**
@@ -26,11 +28,13 @@ const SOCKET_TAIL_BYTES = '/net/'.length + 32 + '/forward-65535.sock'.length;
  * Decides what jobs' network is: their own where the sandbox runs and the config does not say
  * `open`. Where it cannot be made (no sandbox, or a state folder whose path leaves no room for a
  * socket's), `isolated` asked for by the config stops every job (`refusal`), as `sandbox:
- * "required"` does, and the default falls back to the host's network, said at start.
+ * "required"` does, and so does a model gateway; else the default falls back to the host's
+ * network, said at start.
  */
-export function decideNetwork(config: { network: NetworkConfig; state_dir: string }, isolation: Isolation, sandboxReason: string | null): { view: NetworkView; refusal: string | null } {
+export function decideNetwork(config: { network: NetworkConfig; state_dir: string; engines?: Readonly<Record<string, { gateway: GatewayConfig | null }>> }, isolation: Isolation, sandboxReason: string | null): { view: NetworkView; refusal: string | null } {
   const { mode, allow, skills_may_allow } = config.network;
-  const base = { configured: mode, allow: allow.map((entry: AllowEntry) => entry.text), skills_may_allow };
+  const gateways = Object.entries(config.engines ?? {}).flatMap(([engine, { gateway }]) => (gateway === null ? [] : [{ engine, upstream: gateway.upstream }]));
+  const base = { configured: mode, allow: allow.map((entry: AllowEntry) => entry.text), skills_may_allow, gateways };
   if (mode === 'open') return { view: { ...base, mode: 'open', reason: 'the config says so (network: "open")' }, refusal: null };
   const socketBytes = Buffer.byteLength(config.state_dir) + SOCKET_TAIL_BYTES;
   let cannot: string | null = null;
@@ -38,5 +42,7 @@ export function decideNetwork(config: { network: NetworkConfig; state_dir: strin
   else if (socketBytes > SOCKET_PATH_MAX_BYTES) cannot = `the state folder's path is too long for the sockets of a job's network (${socketBytes} bytes; a Unix socket path holds at most ${SOCKET_PATH_MAX_BYTES})`;
   if (cannot === null) return { view: { ...base, mode: 'isolated', reason: null }, refusal: null };
   if (mode === 'isolated') return { view: { ...base, mode: 'isolated', reason: cannot }, refusal: `the network of its own each job must have (network: "isolated") cannot be made here: ${cannot}` };
+  // The gateway is reached through a job's own network alone: without one, its engines would have no key.
+  if (gateways.length > 0) return { view: { ...base, mode: 'isolated', reason: cannot }, refusal: `the model gateway (${gateways.map((one) => `engines.${one.engine}.gateway`).join(', ')}) needs each job's own network, which cannot be made here: ${cannot}` };
   return { view: { ...base, mode: 'open', reason: cannot }, refusal: null };
 }

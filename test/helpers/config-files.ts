@@ -4,15 +4,16 @@ import { ConfigError, loadConfig, type Config } from '../../daemon/base/config.j
 
 /**
  * Config files written into `dir`, one per call: `load` gives the config a file of these values
- * makes, `problem` what is wrong with it (a ConfigError's message; anything else throws).
+ * makes, `problem` what is wrong with it (a ConfigError's message; anything else throws); the
+ * daemon's environment is `env`.
  */
-export function configFiles(dir: string): { load(values: Record<string, unknown>): Promise<Config>; problem(values: Record<string, unknown>): Promise<string> } {
+export function configFiles(dir: string, env: NodeJS.ProcessEnv = {}): { load(values: Record<string, unknown>): Promise<Config>; problem(values: Record<string, unknown>): Promise<string> } {
   let files = 0;
   const load = async (values: Record<string, unknown>): Promise<Config> => {
     files += 1;
     const path = join(dir, `config-${files}.json`);
     await writeFile(path, JSON.stringify(values));
-    return loadConfig({ flags: { config: path }, env: {}, bundledSkillsDir: '/opt/skilld/skills', uid: 1234, home: '/home/alice' });
+    return loadConfig({ flags: { config: path }, env, bundledSkillsDir: '/opt/skilld/skills', uid: 1234, home: '/home/alice' });
   };
   const problem = async (values: Record<string, unknown>): Promise<string> => {
     const error = await load(values).then(() => null, (caught: unknown) => caught);

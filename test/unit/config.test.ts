@@ -61,10 +61,10 @@ t.test('defaults without any XDG variables', async (t) => {
     network: { mode: null, allow: [], skills_may_allow: true },
     retention: { max_age_ms: 30 * 24 * 3600 * 1000, max_jobs: null, interval_ms: 3600 * 1000 },
     engines: {
-      codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
-      gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
-      iflow: { command: ['iflow'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
-      claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
+      codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
+      gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
+      iflow: { command: ['iflow'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
+      claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
     },
     config_file: null,
     own_skills_dir: '/home/alice/.local/share/skilld/skills',
@@ -199,10 +199,10 @@ t.test('engines.<name>.command, env, profile, sticky_recovery and sandbox', asyn
   });
   const config = await loadConfig(sources({ flags: { config: file } }));
   t.same(config.engines, {
-    codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable', sticky_recovery: 'fail', sandbox: { read_only: ['/usr/share'], read_write: ['/tmp'] }, network: { allow: [] } },
-    gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
-    iflow: { command: ['iflow'], env: {}, profile: 'sticky_process', sticky_recovery: 'resume', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
-    claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } },
+    codex: { command: ['node', '/x/fake-codex.mjs'], env: { OPENAI_API_KEY: 'k' }, profile: 'resumable', sticky_recovery: 'fail', sandbox: { read_only: ['/usr/share'], read_write: ['/tmp'] }, network: { allow: [] }, gateway: null },
+    gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
+    iflow: { command: ['iflow'], env: {}, profile: 'sticky_process', sticky_recovery: 'resume', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
+    claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
   });
   t.equal(config.config_file, file, 'the file read, for the sandboxes to hide');
   const bad = await configError(loadConfig(sources({ flags: { config: await configFile({ engines: { codex: { sticky_recovery: 'retry' } } }) } })));

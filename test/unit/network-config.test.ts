@@ -43,6 +43,26 @@ t.test('engines.<name>.network.allow: entries for one engine\'s jobs', async (t)
   t.match(await problem({ engines: { codex: { network: [] } } }), /"engines.codex.network" must be an object with an allow list/);
 });
 
+t.test('engines.<name>.gateway: the upstream, the variable its key is in (set at start), how long a limited call is retried', async (t) => {
+  const keyed = configFiles(dir, { PROVIDER_KEY: 'sk-1' });
+  const config = await keyed.load({ engines: { claude: { gateway: { upstream: 'https://api.anthropic.com/', api_key_env: 'PROVIDER_KEY' } }, codex: { gateway: { upstream: 'http://127.0.0.1:8080/v1/', api_key_env: 'PROVIDER_KEY', retry_max_sec: 5 } } } });
+  t.same(config.engines.claude.gateway, { upstream: 'https://api.anthropic.com', api_key_env: 'PROVIDER_KEY', retry_max_sec: 120 }, 'no trailing slash; 120 s by default');
+  t.same(config.engines.codex.gateway, { upstream: 'http://127.0.0.1:8080/v1', api_key_env: 'PROVIDER_KEY', retry_max_sec: 5 });
+  t.equal(config.engines.gemini.gateway, null);
+  t.notMatch(JSON.stringify(config), /sk-1/, 'the key is not in the config');
+  const gateway = (given: Record<string, unknown>) => ({ engines: { claude: { gateway: { upstream: 'https://api.anthropic.com', api_key_env: 'PROVIDER_KEY', ...given } } } });
+  t.match(await problem(gateway({})), /"engines.claude.gateway.api_key_env" names PROVIDER_KEY, which is not set in the daemon's environment/, 'an unset key stops the start');
+  t.match(await keyed.problem(gateway({ upstream: 'ftp://x.example' })), /"engines.claude.gateway.upstream" must be an http:\/\/ or https:\/\/ URL/);
+  t.match(await keyed.problem(gateway({ upstream: 'https://user:pw@x.example' })), /"engines.claude.gateway.upstream" must be/);
+  t.match(await keyed.problem(gateway({ upstream: 'https://x.example/?key=1' })), /"engines.claude.gateway.upstream" must be/);
+  t.match(await keyed.problem(gateway({ api_key_env: 'A-B' })), /"engines.claude.gateway.api_key_env" must name an environment variable/);
+  t.match(await keyed.problem(gateway({ retry_max_sec: -1 })), /"engines.claude.gateway.retry_max_sec" must be an integer from 0 to 3600/);
+  t.match(await keyed.problem(gateway({ headers: {} })), /"engines.claude.gateway.headers" is unknown/);
+  t.match(await keyed.problem({ engines: { claude: { gateway: 'https://api.anthropic.com' } } }), /"engines.claude.gateway" must be an object/);
+  t.match(await keyed.problem({ ...gateway({}), network: 'open' }), /"engines.claude.gateway" needs each job's own network, and "network" is "open"/);
+  t.match(await keyed.problem({ engines: { iflow: { gateway: { upstream: 'https://x.example', api_key_env: 'PROVIDER_KEY' } } } }), /"engines.iflow.gateway" is not supported/);
+});
+
 t.test("a skill's network.allow (runner.json): checked as the config's", async (t) => {
   const skill = async (network: unknown): Promise<unknown> => {
     files += 1;
@@ -75,7 +95,7 @@ t.test("each engine's own hosts, and the host of each model endpoint its configu
 t.test('what jobs get: their own network where the sandbox runs, else the host\'s, said; isolated asked for and impossible stops every job', async (t) => {
   const network = (mode: 'isolated' | 'open' | null) => ({ mode, allow: [], skills_may_allow: true });
   const here = { state_dir: '/var/lib/skilld' };
-  t.same(decideNetwork({ ...here, network: network(null) }, 'sandbox', null), { view: { configured: null, allow: [], skills_may_allow: true, mode: 'isolated', reason: null }, refusal: null });
+  t.same(decideNetwork({ ...here, network: network(null) }, 'sandbox', null), { view: { configured: null, allow: [], skills_may_allow: true, gateways: [], mode: 'isolated', reason: null }, refusal: null });
   const open = decideNetwork({ ...here, network: network('open') }, 'sandbox', null);
   t.same([open.view.mode, open.view.reason, open.refusal], ['open', 'the config says so (network: "open")', null]);
   const fallback = decideNetwork({ ...here, network: network(null) }, 'none', 'bwrap is missing');
@@ -86,6 +106,12 @@ t.test('what jobs get: their own network where the sandbox runs, else the host\'
   t.match(refused.refusal, /network: "isolated"\) cannot be made here: jobs run without a sandbox/);
   const long = decideNetwork({ state_dir: `/${'x'.repeat(60)}`, network: network('isolated') }, 'sandbox', null);
   t.match(long.refusal, /the state folder's path is too long for the sockets of a job's network/);
+  const gateway = { upstream: 'https://api.anthropic.com', api_key_env: 'K', retry_max_sec: 120 };
+  const engines = { claude: { gateway }, codex: { gateway: null } };
+  const gated = decideNetwork({ ...here, network: network(null), engines }, 'none', 'bwrap is missing');
+  t.same(gated.view.gateways, [{ engine: 'claude', upstream: 'https://api.anthropic.com' }]);
+  t.match(gated.refusal, /the model gateway \(engines\.claude\.gateway\) needs each job's own network, which cannot be made here/, 'a gateway, like isolated, stops every job where no network of its own can be made');
+  t.equal(decideNetwork({ ...here, network: network(null), engines }, 'sandbox', null).refusal, null);
 });
 
 t.test(`a job's refusals: at most ${REFUSALS_PER_WINDOW} a minute told, the rest counted and told with the next`, async (t) => {

@@ -6,7 +6,7 @@ import { ProfileProbe } from '../../daemon/engines/probe.js';
 import type { EngineName } from '../../daemon/model/job.js';
 import type { ShortRunner, ShortRun } from '../../daemon/model/short-run.js';
 
-const engine = (command: string): EngineConfig => ({ command: [command], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] } });
+const engine = (command: string): EngineConfig => ({ command: [command], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null });
 const configs = { codex: engine('codex'), gemini: engine('gemini'), iflow: engine('iflow'), claude: engine('claude') } as Record<EngineName, EngineConfig>;
 
 const answered = (stdout: string): ShortRun => ({ ok: true, timedOut: false, code: 0, stdout, stderr: '', error: null });

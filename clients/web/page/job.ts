@@ -8,7 +8,7 @@ import { statusText, timeText, valueText } from './text.js';
 import { terminalText } from '../../terminal-text.js';
 
 /** The events that make the conversation: the agent's messages, the questions, the turns and the end. */
-const CONVERSATION = new Set(['status_changed', 'message', 'input_required', 'warning', 'network_refused', 'finished']);
+const CONVERSATION = new Set(['status_changed', 'message', 'input_required', 'warning', 'network_refused', 'provider_retry', 'finished']);
 
 /** One job: its state, its conversation as it streams, its question, its outcome and its log. */
 export function JobPage({ jobId }: { jobId: string }) {
@@ -131,6 +131,8 @@ function Conversation({ events, rounds }: { events: JobEvent[]; rounds: Map<numb
           return html`<li key=${event.seq} class="note">Warning <code>${String(data['code'])}</code></li>`;
         case 'network_refused':
           return html`<li key=${event.seq} class="note">Connection refused: <code>${terminalText(`${String(data['host'])}:${String(data['port'])}`)}</code> — ${terminalText(String(data['detail'] ?? data['reason']))}${typeof data['suppressed'] === 'number' ? ` (and ${data['suppressed']} more before it, not shown)` : ''}</li>`;
+        case 'provider_retry':
+          return html`<li key=${event.seq} class="note">The model provider answered <code>${String(data['status'])}</code>: retry ${String(data['retry'])} in ${(Number(data['wait_ms']) / 1000).toFixed(1)} s</li>`;
         case 'finished':
           return html`<li key=${event.seq} class="note end">Finished: ${String(data['status'])}${data['error'] !== null && data['error'] !== undefined ? html` — <code>${(data['error'] as { code: string }).code}</code>` : ''}</li>`;
         default:
