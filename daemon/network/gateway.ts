@@ -53,7 +53,7 @@ export interface ProviderRetry {
 export interface GatewayHooks {
   retrying(retry: ProviderRetry): void;
   failed(failure: ProviderFailure): void;
-  /** A call answered (whatever its status): what the provider said it used, known once its answer is read to the end. */
+  /** A call answered: what the provider said it used (a model call, `requests` 1), or nothing (a count of tokens, an error); known once its answer is read to the end. */
   used(usage: Promise<Usage>): void;
   /** A call without the job's token. */
   refused(detail: string): void;
@@ -153,7 +153,7 @@ class Call {
     // An early end of either side destroys the other: the engine sees a cut, never a short body that looks whole.
     pipeline(incoming, this.response, () => undefined);
     incoming.on('data', (chunk: Buffer) => meter.write(chunk));
-    incoming.once('end', () => this.hooks.used(meter.end().then((usage) => ({ ...(usage ?? NO_USAGE), requests: 1 }))));
+    incoming.once('end', () => this.hooks.used(meter.end().then((usage) => usage ?? NO_USAGE)));
   }
 
   /** An answer that ends the job: read whole (it is small), given to the engine as it came, and told with the provider's words. */
@@ -162,7 +162,6 @@ class Call {
       if (body === null) return this.response.destroy();
       if (!this.#head(incoming, status)) return;
       this.response.end(body);
-      this.hooks.used(Promise.resolve({ ...NO_USAGE, requests: 1 }));
       this.hooks.failed(failure(providerQuote(body, status, this.upstream.key)));
     }, () => this.response.destroy());
   }

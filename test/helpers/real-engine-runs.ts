@@ -74,13 +74,32 @@ export interface RealEngineRig {
   restart(): Promise<{ daemon: TestDaemon; client: RpcClient }>;
 }
 
-/** Starts a `RealEngineRig`; everything is stopped and removed at the test's end. */
-export async function realEngineRig(t: { teardown(fn: () => unknown): void }, engine: RealEngine, bin: string, config: Record<string, unknown> = {}): Promise<RealEngineRig> {
+/** The variable of the test daemon's environment that holds the provider's key, where the engine calls through the gateway. */
+export const GATEWAY_KEY_VARIABLE = 'SKILLD_TEST_PROVIDER_KEY';
+
+/** What each home gives its CLI to find and pay the scripted model itself: left out where the gateway does it. */
+const OWN_MODEL_ACCESS: Record<RealEngine, readonly string[]> = {
+  codex: ['FAKE_MODEL_API_KEY'],
+  gemini: ['GEMINI_API_KEY', 'GOOGLE_GEMINI_BASE_URL'],
+  claude: ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL'],
+};
+
+/** The engine calls the scripted model through the daemon's gateway: `key` only in the daemon's environment, `retry_max_sec` as given. */
+export interface GatewayRig {
+  key: string;
+  retryMaxSec?: number;
+}
+
+/** Starts a `RealEngineRig`; everything is stopped and removed at the test's end. With `gateway`, the engine has no key nor model address of its own. */
+export async function realEngineRig(t: { teardown(fn: () => unknown): void }, engine: RealEngine, bin: string, config: Record<string, unknown> = {}, gateway?: GatewayRig): Promise<RealEngineRig> {
   const server = await startModelServer({ script: model });
   const home = await HOMES[engine](server.url);
-  const engines = { ...fakeEngines(), [engine]: { command: [bin], env: home.env, ...config } };
+  const env = gateway === undefined ? home.env : Object.fromEntries(Object.entries(home.env).filter(([name]) => !OWN_MODEL_ACCESS[engine].includes(name)));
+  const viaGateway = gateway === undefined ? {} : { gateway: { upstream: server.url, api_key_env: GATEWAY_KEY_VARIABLE, retry_max_sec: gateway.retryMaxSec ?? 120 } };
+  const engines = { ...fakeEngines(), [engine]: { command: [bin], env, ...viaGateway, ...config } };
   const daemonConfig = { engines, kill_grace_ms: 2000, max_concurrent: 2 };
-  const daemon = await TestDaemon.start({ config: daemonConfig });
+  const daemonEnv = gateway === undefined ? {} : { env: { [GATEWAY_KEY_VARIABLE]: gateway.key } };
+  const daemon = await TestDaemon.start({ config: daemonConfig, ...daemonEnv });
   const later: TestDaemon[] = [];
   t.teardown(async () => {
     for (const again of later) await again.stop();
@@ -90,7 +109,7 @@ export async function realEngineRig(t: { teardown(fn: () => unknown): void }, en
   });
   const restart = async (): Promise<{ daemon: TestDaemon; client: RpcClient }> => {
     await (later[later.length - 1] ?? daemon).kill();
-    const again = await TestDaemon.start({ dir: daemon.dir, config: daemonConfig });
+    const again = await TestDaemon.start({ dir: daemon.dir, config: daemonConfig, ...daemonEnv });
     later.push(again);
     return { daemon: again, client: await again.client() };
   };
