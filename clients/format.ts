@@ -54,6 +54,10 @@ const JOB_FIELD_TEXT: Record<string, (value: unknown) => string> = {
   error: (value) => (value === null ? '-' : errorText(value as CodedError)),
   interactive_profile: (value) => (value === null ? '-' : `${(value as { kind: string }).kind} (${(value as { reason: string }).reason})`),
   session_handle: (value) => (value === null ? '-' : cell((value as { handle_value: string }).handle_value)),
+  usage: (value) => {
+    const usage = value as Record<string, number>;
+    return `${usage['input_tokens']} tokens in (${usage['cached_input_tokens']} cached), ${usage['output_tokens']} out, ${usage['requests']} model calls`;
+  },
 };
 
 /** One job as `key: value` lines, every field the daemon sent, in its order. */

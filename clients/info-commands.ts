@@ -63,7 +63,8 @@ function networkText(network: NetworkStatus): string {
   if (network.mode === 'open') return `open: jobs share the host's network: ${terminalText(network.reason ?? '')}`;
   if (network.reason !== null) return `isolated, and it cannot be made here: no job starts: ${terminalText(network.reason)}`;
   const allowed = network.allow.length === 0 ? "each engine's own hosts" : `each engine's own hosts and ${terminalText(network.allow.join(', '))}`;
-  return `isolated: each job has a network of its own; it reaches ${allowed}${network.skills_may_allow ? ", and what its skill allows" : ''}`;
+  const gateways = (network.gateways ?? []).map((one) => `${one.engine} calls ${terminalText(one.upstream)} through the daemon's gateway`);
+  return [`isolated: each job has a network of its own; it reaches ${allowed}${network.skills_may_allow ? ", and what its skill allows" : ''}`, ...gateways].join('; ');
 }
 
 /** `512 (cgroup v1)`, `4 GiB (not enforced: no cgroup v1 hierarchy of memory)`, `none`. */

@@ -4,6 +4,7 @@ import { JOB_STATUSES } from './choices.js';
 import { arg, type Command } from './command.js';
 import { jobDetails, jobTable, json, jsonLine } from './format.js';
 import { resolveJobId } from './job-id.js';
+import { refusalLines } from './refusals.js';
 import { pruneJobs } from './prune.js';
 import { reportResult } from './report-result.js';
 import type { JobView, ResultView } from './wire.js';
@@ -63,14 +64,14 @@ export const jobsCommand: Command = {
 export const showCommand: Command = {
   name: 'show',
   usage: 'show <job>',
-  summary: 'show one job, every field (times in ISO form)',
+  summary: 'show one job, every field (times in ISO form), and, finished, the connections its network refused',
   options: {},
   positionals: [1, 1],
   jobArg: 0,
   examples: ['show job-3f9c1d2e4b-0mhx2k9ab', 'show 3f9c1d2  # a unique start of the id will do', 'show 3f9c1d2 --json'],
   run: async (ctx, inv) => {
     const job = await ctx.client.request<JobView>('jobs/get', { job_id: arg(inv, 0) });
-    ctx.print(ctx.json ? json(job) : jobDetails(job));
+    ctx.print(ctx.json ? json(job) : [jobDetails(job), ...(await refusalLines(ctx.client, job))].join('\n'));
     return 0;
   },
 };

@@ -92,6 +92,8 @@ export interface NetworkStatus {
   reason: string | null;
   allow: string[];
   skills_may_allow: boolean;
+  /** Absent from daemons before the model gateway. */
+  gateways?: { engine: string; upstream: string }[];
 }
 
 /** `daemon/status.sandbox`: the mode, what new jobs get, why not, and who engines are. */

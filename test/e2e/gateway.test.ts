@@ -7,6 +7,7 @@ import { model, realEngineRig, type RealEngineRig } from '../helpers/real-engine
 import { ROOT, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { replayOf } from '../helpers/job-events.js';
 import { NO_SANDBOX } from '../helpers/sandbox.js';
+import { runSkillctl } from '../helpers/skillctl.js';
 
 /**
  * The model gateway (docs/network.md) with the real Codex, Gemini CLI and Claude Code, offline against
@@ -75,6 +76,10 @@ for (const engine of ['codex', 'gemini', 'claude'] as const) {
       t.equal(await readFile(join(workspace, 'artifacts', 'found.txt'), 'utf8'), 'grep=1\n', 'no file of its home, its workspace or /tmp holds the key');
       t.same(await filesHolding(daemon.runDir(created.job_id), KEY), [], "no file of the job's run folder holds the key");
       t.same(done['usage'], { input_tokens: 10 * calls.length, output_tokens: 5 * calls.length, cached_input_tokens: 0, requests: calls.length }, 'usage: the sum of what the provider reported, over both turns');
+      const shown = await runSkillctl(['show', created.job_id, '--socket', daemon.socket], process.env);
+      t.match(shown.stdout, `${10 * calls.length} tokens in (0 cached), ${5 * calls.length} out, ${calls.length} model calls`, 'skillctl show says it');
+      const status = await runSkillctl(['status', '--socket', daemon.socket], process.env);
+      t.match(status.stdout, `${engine} calls ${server.url} through the daemon's gateway`, 'skillctl status names the gateway');
     });
 
     t.test('a provider that limits the rate twice: the gateway retries, the job succeeds, each retry an event', async (t) => {

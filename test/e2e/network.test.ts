@@ -6,6 +6,7 @@
 import t from 'tap';
 import { lanAddress, refusalsOf, trapListener as trap } from '../helpers/network.js';
 import { NO_SANDBOX } from '../helpers/sandbox.js';
+import { runSkillctl } from '../helpers/skillctl.js';
 import { hostDaemon, reachOf, runJob, widenSchema } from '../helpers/sandbox-host.js';
 
 const ROOT_USER = process.getuid?.() === 0;
@@ -61,6 +62,11 @@ for (const variant of variants) {
       ...(lan === null ? [] : [{ host: lan, port: forbidden.port, reason: 'not_allowed' }]),
     ], 'each refusal through the proxy is an event of the job, in order');
     for (const one of refused) t.type(one.detail, 'string');
+    if (variant.uid === undefined) {
+      const shown = await runSkillctl(['show', job.job_id, '--socket', daemon.socket], process.env);
+      t.match(shown.stdout, new RegExp(`^refused connections \\(${refused.length}\\):$`, 'm'), 'skillctl show lists them');
+      t.match(shown.stdout, /^ {2}\S+ job-\S+ #\d+ network_refused 169\.254\.169\.254:80 not_allowed: /m);
+    }
   });
 }
 
