@@ -1,5 +1,5 @@
 import t from 'tap';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { realEngineBins } from '../fixtures/engine-homes.js';
 import type { ModelReply, ModelRequest } from '../fixtures/model-server.js';
@@ -119,4 +119,22 @@ t.test('the real claude CLI in a live session through the model gateway', { skip
   const calls = rig.server.modelRequests().slice(since);
   t.same([...new Set(calls.map((call) => call.headers['x-api-key']))], [KEY]);
   t.same(done['usage'], { input_tokens: 10 * calls.length, output_tokens: 5 * calls.length, cached_input_tokens: 0, requests: calls.length }, 'both turns of the live process counted');
+});
+
+t.test('the real claude CLI goes on calling through the gateway after the daemon is killed and restarted mid-turn', { skip: bins.claude === null ? 'the real claude CLI is not installed in node_modules; this test did NOT run' : NO_SANDBOX }, async (t) => {
+  const rig = await realEngineRig(t, 'claude', bins.claude as string, {}, { key: KEY });
+  // The tool waits for a file the test writes once the new daemon runs: the engine's next call is made through the reopened gateway.
+  rig.server.script((request) => (request.afterToolResult ? model(request) : { toolCall: { command: 'until [ -e go ]; do sleep 0.05; done; echo went' } }));
+  const created = await create(rig, 'claude', 'ok');
+  const workspace = join(rig.daemon.runDir(created.job_id), 'workspace');
+  await rig.server.waitForModelRequest();
+  const { client } = await rig.restart();
+  const since = rig.server.modelRequests().length;
+  await writeFile(join(workspace, 'go'), '');
+  const done = await waitForStatus(client, created.job_id);
+  t.equal(done.status, 'succeeded', JSON.stringify(done.error));
+  const after = rig.server.modelRequests().slice(since);
+  t.ok(after.length >= 1, 'the engine called its model after the restart');
+  t.same([...new Set(after.map((call) => call.headers['x-api-key']))], [KEY], "with the job's token, known to the new daemon by its hash");
+  t.match(done['usage'], { requests: after.length }, 'what the new daemon saw of the turn is counted');
 });
