@@ -1,6 +1,7 @@
 import { claudeStreamJson } from './claude/stream-json.js';
-import { assistantText, resultError } from './claude/events.js';
+import { ClaudeCalls, assistantText, resultError } from './claude/events.js';
 import { parseObject } from './json-text.js';
+import { addUsage } from '../model/usage.js';
 import { JsonEventParser } from './event-parser.js';
 import { modelArgs, sessionIdOf, type AgentText, type EngineAdapter } from './engine.js';
 
@@ -37,19 +38,26 @@ export function claudeAgentText(line: string): AgentText | null {
 
 /** Reads Claude Code's stream-json events (one-shot and live alike). */
 export class ClaudeParser extends JsonEventParser {
+  readonly #calls = new ClaudeCalls();
+
   protected event(event: Record<string, unknown>): 'turn_ended' | undefined {
     switch (event['type']) {
       case 'system':
         if (event['subtype'] === 'init') this.turn.sessionId ??= sessionIdOf(event['session_id']);
         return undefined;
       case 'assistant': {
+        this.#calls.assistant(event);
         const text = assistantText(event);
         if (text !== null) this.turn.messages.push(text);
         return undefined;
       }
-      case 'result':
+      case 'result': {
         this.turn.engineError = resultError(event);
+        // Each result counts its own turn's calls: several in one output add up.
+        const usage = this.#calls.result(event);
+        if (usage !== null) this.turn.usage = addUsage(this.turn.usage, usage);
         return 'turn_ended';
+      }
       default:
         return undefined;
     }

@@ -1,7 +1,9 @@
 import { codexAppServer } from './codex/app-server.js';
+import type { Usage } from '../model/usage.js';
 import { parseObject } from './json-text.js';
 import { JsonEventParser } from './event-parser.js';
 import { modelArgs, sessionIdOf, type AgentText, type EngineAdapter } from './engine.js';
+import { countsOf, fieldsOf, isPresent, reportedUsage } from './reported-usage.js';
 
 /** The prompt argument that makes Codex read its prompt from stdin, to EOF. */
 const FROM_STDIN = '-';
@@ -38,6 +40,14 @@ export function codexAgentText(line: string): AgentText | null {
 }
 
 class CodexParser extends JsonEventParser {
+  /** The `turn.completed` events seen. */
+  #completed = 0;
+
+  constructor() {
+    super();
+    this.turn.usageSpan = 'session';
+  }
+
   protected event(event: Record<string, unknown>): 'turn_ended' | undefined {
     switch (event['type']) {
       case 'thread.started':
@@ -50,6 +60,8 @@ class CodexParser extends JsonEventParser {
         return undefined;
       }
       case 'turn.completed':
+        this.#completed += 1;
+        if (isPresent(event['usage'])) this.turn.usage = execUsage(event['usage'], this.#completed);
         return 'turn_ended';
       case 'turn.failed':
         this.turn.engineError = messageOf(event['error']) ?? 'turn failed';
@@ -61,6 +73,20 @@ class CodexParser extends JsonEventParser {
         return undefined;
     }
   }
+}
+
+/**
+ * The `usage` of `exec --json`'s `turn.completed`: the thread's running total, as the last
+ * `thread/tokenUsage/updated` of its app-server gave it (0.169: `input_tokens`, which counts the
+ * cached and cache-written tokens too, `cached_input_tokens`, `cache_write_input_tokens`,
+ * `output_tokens`, which counts the reasoning too, `reasoning_output_tokens`). A resumed thread's
+ * total goes on from its earlier turns' (`usageSpan` `session`), and a later report in the same
+ * process includes an earlier one: the latest stands, it is not added to. Exec does not count its
+ * model calls: each turn it ends counts one.
+ */
+function execUsage(value: unknown, turns: number): Usage {
+  const usage = fieldsOf(value);
+  return reportedUsage(countsOf(usage, 'input_tokens'), countsOf(usage, 'output_tokens'), countsOf(usage, 'cached_input_tokens'), turns);
 }
 
 function messageOf(value: unknown): string | null {

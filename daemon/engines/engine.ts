@@ -1,4 +1,5 @@
 import type { EngineName } from '../model/job.js';
+import type { Usage } from '../model/usage.js';
 import type { LiveProtocol } from './live-session.js';
 import type { PromptRules } from './prompt-route.js';
 
@@ -10,6 +11,18 @@ export interface ParsedTurn {
   messages: string[];
   /** An error the engine itself reported in its output (e.g. codex `turn.failed`). */
   engineError: string | null;
+  /**
+   * What the turn's model calls used, as the engine reported it at the end of the turn (where no
+   * model gateway counts them, this is all there is); null when it reported nothing.
+   */
+  usage: Usage | null;
+  /**
+   * What `usage`'s tokens cover. `turn`: this turn alone. `session`: the engine's session from its
+   * start to the end of this turn. Codex `exec` reports its thread's running total, and a resumed
+   * thread goes on from the earlier turns' (this turn's own tokens are the difference from the
+   * previous report); `requests` still counts this turn's alone.
+   */
+  usageSpan: 'turn' | 'session';
 }
 
 /**

@@ -6,7 +6,7 @@ import { parseObject } from './json-text.js';
  * Code's stream-json): other lines and stderr are not events. Each engine says what an event means.
  */
 export abstract class JsonEventParser implements TurnParser {
-  protected readonly turn: ParsedTurn = { sessionId: null, messages: [], engineError: null };
+  protected readonly turn: ParsedTurn = { sessionId: null, messages: [], engineError: null, usage: null, usageSpan: 'turn' };
   #ended = false;
 
   get turnEnded(): boolean {

@@ -1,7 +1,9 @@
 import { acpAgentText, isAcpMessage } from './acp/agent-text.js';
 import { geminiAcp } from './acp/protocols.js';
+import type { Usage } from '../model/usage.js';
 import { parseObject } from './json-text.js';
 import { modelArgs, promptFlag, sessionIdOf, type AgentText, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { countsOf, fieldsOf, isPresent, reportedUsage } from './reported-usage.js';
 
 /** `gemini --output-format json`: one JSON document on stdout at the end of the turn. */
 export const gemini: EngineAdapter = {
@@ -64,12 +66,38 @@ class GeminiParser implements TurnParser {
 
   result(): ParsedTurn {
     const doc = this.#document;
-    if (doc === null) return { sessionId: null, messages: [], engineError: null };
+    if (doc === null) return { sessionId: null, messages: [], engineError: null, usage: null, usageSpan: 'turn' };
     const error = doc['error'] as { message?: unknown } | undefined;
     return {
       sessionId: sessionIdOf(doc['session_id']),
       messages: typeof doc['response'] === 'string' ? [doc['response']] : [],
       engineError: error === undefined || error === null ? null : typeof error.message === 'string' ? error.message : 'engine error',
+      usage: statsUsage(doc['stats']),
+      usageSpan: 'turn',
     };
   }
+}
+
+/**
+ * What the document's `stats` say the process's model calls used, summed over `stats.models`
+ * (each model's `api.totalRequests`, failed ones included, and `tokens` as the Gemini API counts
+ * them: `prompt`, cached ones included, `cached`, `tool` (the prompts of its built-in tools),
+ * `candidates` (the answer) and `thoughts`, which the answer count leaves out). A one-shot resume
+ * starts its stats afresh: they are this turn's. An error document has no stats.
+ */
+function statsUsage(stats: unknown): Usage | null {
+  const models = fieldsOf(stats)['models'];
+  if (!isPresent(models)) return null;
+  let input = 0;
+  let output = 0;
+  let cached = 0;
+  let requests = 0;
+  for (const model of Object.values(fieldsOf(models))) {
+    const tokens = fieldsOf(fieldsOf(model)['tokens']);
+    input += countsOf(tokens, 'prompt', 'tool');
+    output += countsOf(tokens, 'candidates', 'thoughts');
+    cached += countsOf(tokens, 'cached');
+    requests += countsOf(fieldsOf(fieldsOf(model)['api']), 'totalRequests');
+  }
+  return reportedUsage(input, output, cached, requests > 0 ? requests : null);
 }

@@ -1,7 +1,9 @@
 import { acpAgentText, isAcpMessage } from './acp/agent-text.js';
 import { iflowAcp } from './acp/protocols.js';
+import { addUsage, type Usage } from '../model/usage.js';
 import { parseObject } from './json-text.js';
 import { promptFlag, sessionIdOf, type AgentText, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
+import { countsOf, fieldsOf, isPresent, reportedUsage } from './reported-usage.js';
 
 const INFO_OPEN = '<Execution Info>';
 const INFO_CLOSE = '</Execution Info>';
@@ -41,6 +43,7 @@ class IflowParser implements TurnParser {
   readonly #text: string[] = [];
   readonly #info: Record<'stdout' | 'stderr', string[] | null> = { stdout: null, stderr: null };
   #sessionId: string | null = null;
+  #usage: Usage | null = null;
   #ended = false;
 
   get turnEnded(): boolean {
@@ -67,7 +70,7 @@ class IflowParser implements TurnParser {
 
   result(): ParsedTurn {
     const text = this.#text.join('\n').trim();
-    return { sessionId: this.#sessionId, messages: text === '' ? [] : [text], engineError: null };
+    return { sessionId: this.#sessionId, messages: text === '' ? [] : [text], engineError: null, usage: this.#usage, usageSpan: 'turn' };
   }
 
   #closeInfo(stream: 'stdout' | 'stderr', lines: string[]): void {
@@ -75,5 +78,19 @@ class IflowParser implements TurnParser {
     this.#ended = true;
     const info = parseObject(lines.join('\n'));
     this.#sessionId = sessionIdOf(info?.['session-id']) ?? this.#sessionId;
+    const usage = infoUsage(info ?? {});
+    if (usage !== null) this.#usage = addUsage(this.#usage, usage);
   }
+}
+
+/**
+ * What an `<Execution Info>` block says the run used: `tokenUsage` `{input, output, total}` and
+ * `assistantRounds`, the model's answers, counted as its calls. Whether its input counts cached
+ * tokens is not known (it says nothing of a cache): none are counted as cached.
+ */
+function infoUsage(info: Record<string, unknown>): Usage | null {
+  if (!isPresent(info['tokenUsage'])) return null;
+  const tokens = fieldsOf(info['tokenUsage']);
+  const rounds = countsOf(info, 'assistantRounds');
+  return reportedUsage(countsOf(tokens, 'input'), countsOf(tokens, 'output'), 0, rounds > 0 ? rounds : null);
 }

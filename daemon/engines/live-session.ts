@@ -1,4 +1,5 @@
 import type { ApprovalMode, EngineName } from '../model/job.js';
+import type { Usage } from '../model/usage.js';
 
 /**
  * Live sessions: one engine process that keeps its conversation in memory across turns, driven
@@ -38,6 +39,8 @@ export interface LiveTurnResult {
   messages: string[];
   /** What the engine said went wrong, for `failed`. */
   error: string | null;
+  /** What this turn's model calls used, as the protocol reported it at the turn's end; null when it reported nothing. */
+  usage: Usage | null;
 }
 
 /** The process's stdin, as the protocol sees it: one message per line. */

@@ -260,26 +260,27 @@ export class StickySession {
       const result = turn.stopReason === null ? await this.#session.prompt(prompt, (event) => this.#event(event)) : null;
       // A stopped turn ends the job: it ends once the process tree is gone, as a one-shot turn does.
       if (turn.stopReason !== null) await this.stop();
-      return this.#report(turn, result === null ? { kind: 'ok' } : outcomeOf(result), result?.messages ?? []);
+      return this.#report(turn, result === null ? { kind: 'ok' } : outcomeOf(result), result);
     } catch (error) {
-      if (!this.#gone) return this.#report(turn, { kind: 'failed', code: 'ENGINE_TURN_FAILED', message: `the engine refused the turn: ${(error as Error).message}` }, []);
+      if (!this.#gone) return this.#report(turn, { kind: 'failed', code: 'ENGINE_TURN_FAILED', message: `the engine refused the turn: ${(error as Error).message}` }, null);
       // The process went away: the turn ends once the whole tree is gone, and the exit says how.
       const exit = await this.exited;
       await this.#stopping;
       const seen = { sawOutput: true, stderrTail: turn.stderrTail };
       const outcome = checkTurnEnd(classify(exit, turn.stopReason, { argv: this.#spec.argv, hardTimeoutMs: turn.hardTimeoutMs, resuming: false }, seen), false, false);
-      return { outcome, parsed: this.#parsed([]), exit, pid: this.pid };
+      return { outcome, parsed: this.#parsed(null), exit, pid: this.pid };
     }
   }
 
-  /** A turn that ended by the protocol; a stop asked for wins over what the engine said. */
-  #report(turn: ActiveTurn, outcome: ProcessOutcome, messages: string[]): TurnReport {
+  /** A turn that ended by the protocol (its result, null when it never got one); a stop asked for wins over what the engine said. */
+  #report(turn: ActiveTurn, outcome: ProcessOutcome, result: LiveTurnResult | null): TurnReport {
     const stopped = turn.stopReason === null ? outcome : classify(ALIVE, turn.stopReason, { argv: this.#spec.argv, hardTimeoutMs: turn.hardTimeoutMs, resuming: false }, { sawOutput: true, stderrTail: [] });
-    return { outcome: stopped, parsed: this.#parsed(messages), exit: this.#exit ?? ALIVE, pid: this.pid };
+    return { outcome: stopped, parsed: this.#parsed(result), exit: this.#exit ?? ALIVE, pid: this.pid };
   }
 
-  #parsed(messages: string[]): ParsedTurn {
-    return { sessionId: this.#sessionId, messages, engineError: null };
+  /** What the turn said; a turn the protocol never ended said nothing (its usage unknown). */
+  #parsed(result: LiveTurnResult | null): ParsedTurn {
+    return { sessionId: this.#sessionId, messages: result?.messages ?? [], engineError: null, usage: result?.usage ?? null, usageSpan: 'turn' };
   }
 
   #sessionFound(sessionId: string | null): string | null {

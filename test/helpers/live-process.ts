@@ -83,6 +83,9 @@ export function fakeCalls(cwd: string): FakeCall[] {
   return readFileSync(join(cwd, '.fake-engine', 'calls.ndjson'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as FakeCall);
 }
 
+/** What each fake's model call uses, and what a turn of one call reports. */
+const ONE_CALL = { input_tokens: 10, output_tokens: 5, cached_input_tokens: 0, requests: 1 };
+
 /**
  * The conversation every live protocol holds in one process, against a fake: `open`, a turn that
  * asks, then a reply that starts with dashes and arrives verbatim in the same session. Resolves
@@ -92,10 +95,11 @@ export async function twoTurns(t: Test, p: LiveProcess & { cwd: string }): Promi
   const sessionId = await p.session.open();
   const events: LiveEvent[] = [];
   const first = await p.session.prompt('Go.\n- scenario: "ask_plain"\n', (event) => events.push(event));
-  t.same(first, { outcome: 'completed', messages: ['Which city should I use?'], error: null });
+  t.same(first, { outcome: 'completed', messages: ['Which city should I use?'], error: null, usage: ONE_CALL });
   t.same(events, [{ type: 'message', text: 'Which city should I use?' }]);
   const second = await p.session.prompt('--help me, Paris', () => undefined);
   t.equal(second.outcome, 'completed');
+  t.same(second.usage, ONE_CALL, 'each turn reports its own usage, not the session\'s');
   t.match(second.messages.at(-1), /"reply": "--help me, Paris"/);
   const calls = fakeCalls(p.cwd);
   t.same(calls.map((c) => [c.prompt.startsWith('Go.') ? 'first' : c.prompt, c.resume, c.session]), [
@@ -116,7 +120,9 @@ export async function interruptHanging(t: Test, p: LiveProcess & { cwd: string }
   // The turn is under way once the fake's tool is up.
   const tool = Number(await waitForFile(join(p.cwd, '.fake-engine', 'child-pid')));
   p.session.interrupt();
-  t.same(await running, { outcome: 'interrupted', messages: [], error: null });
+  const { usage, ...ended } = await running;
+  t.same(ended, { outcome: 'interrupted', messages: [], error: null });
+  t.equal((usage?.input_tokens ?? 0) + (usage?.output_tokens ?? 0), 0, 'no model call answered: none or nothing used');
   await waitUntilGone(tool); // the engine stops the tool the interrupted turn was running
   t.equal((await p.session.prompt('and now?', () => undefined)).outcome, 'completed');
 }
@@ -167,5 +173,6 @@ export async function approvalRound(t: Test, p: LiveProcess & { cwd: string }, d
   t.match(asked[0], request);
   t.equal(existsSync(join(p.cwd, 'approved.txt')), decision === 'allow', `${decision}: the command ran only if allowed`);
   t.match(result.messages.at(-1), decision === 'allow' ? /"approved": true/ : /"approved": false/);
+  t.match(result.usage, { input_tokens: 20, output_tokens: 10 }, 'two model calls: the one that asked for the tool, and the answer to its result');
   return result;
 }

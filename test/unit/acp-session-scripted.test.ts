@@ -68,7 +68,7 @@ t.test('open sends initialize without fs or terminal, then session/new in the cw
 t.test('a JSON-RPC error answer to the prompt fails the turn with its message', async (t) => {
   const agent = scripted('auto', (a, id) => a.say({ id, error: { code: -32603, message: 'Internal error: quota exceeded' } }));
   await agent.session.open();
-  t.same(await agent.session.prompt('hi', () => undefined), { outcome: 'failed', messages: [], error: 'Internal error: quota exceeded' });
+  t.same(await agent.session.prompt('hi', () => undefined), { outcome: 'failed', messages: [], error: 'Internal error: quota exceeded', usage: null });
 });
 
 t.test('a stop reason other than end_turn or cancelled fails the turn and keeps its messages', async (t) => {
@@ -77,7 +77,18 @@ t.test('a stop reason other than end_turn or cancelled fails the turn and keeps 
     a.say({ id, result: { stopReason: 'max_tokens' } });
   });
   await agent.session.open();
-  t.same(await agent.session.prompt('hi', () => undefined), { outcome: 'failed', messages: ['partial'], error: 'the agent stopped the turn: max_tokens' });
+  t.same(await agent.session.prompt('hi', () => undefined), { outcome: 'failed', messages: ['partial'], error: 'the agent stopped the turn: max_tokens', usage: null });
+});
+
+t.test('the answer\'s _meta.quota (as Gemini sends it) is the turn\'s usage; an answer without one reports none', async (t) => {
+  const quota = { token_count: { input_tokens: 20, output_tokens: 10 }, model_usage: [{ model: 'gemini-2.5-flash', token_count: { input_tokens: 20, output_tokens: 10 } }] };
+  const answers = [{ stopReason: 'end_turn', _meta: { quota } }, { stopReason: 'max_tokens', _meta: { quota } }, { stopReason: 'end_turn' }];
+  const agent = scripted('auto', (a, id) => a.say({ id, result: answers.shift() ?? {} }));
+  await agent.session.open();
+  const used = { input_tokens: 20, output_tokens: 10, cached_input_tokens: 0, requests: 1 };
+  t.same((await agent.session.prompt('hi', () => undefined)).usage, used);
+  t.same(await agent.session.prompt('hi', () => undefined), { outcome: 'failed', messages: [], error: 'the agent stopped the turn: max_tokens', usage: used });
+  t.equal((await agent.session.prompt('hi', () => undefined)).usage, null);
 });
 
 t.test('text before and after a tool are two messages, the last the final answer; chunks of one message join', async (t) => {

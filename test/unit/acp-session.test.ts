@@ -55,7 +55,7 @@ for (const e of ENGINES) {
     const result = await p.session.prompt('- scenario: "approve"\n', (event) => {
       if (event.type === 'approval') p.session.interrupt();
     });
-    t.same(result, { outcome: 'interrupted', messages: [], error: null });
+    t.same(result, { outcome: 'interrupted', messages: [], error: null, usage: null });
     t.notOk(existsSync(join(p.cwd, 'approved.txt')));
   });
 

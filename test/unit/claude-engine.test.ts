@@ -26,6 +26,8 @@ function parse(lines: string[]): ReturnType<ReturnType<typeof claude.newParser>[
 }
 
 const ID = '00000000-0000-0000-0000-000000000001';
+const ONE_CALL = { input_tokens: 10, output_tokens: 5, cached_input_tokens: 0, requests: 1 };
+const NO_CALL = { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, requests: 0 };
 
 t.test('start argv: print mode, stream-json, tools unasked, the prompt after --', async (t) => {
   t.same(claude.startArgs('Run the skill.', null), ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions', '--', 'Run the skill.']);
@@ -62,19 +64,19 @@ t.test('probe: --help mentions --resume, and --resume=<id> --help exits 0', asyn
 
 t.test('recorded turn: the session id from init, the assistant text, the result ends the turn', async (t) => {
   const [first, second] = runs('turns');
-  t.same(parse(first?.lines ?? []), { sessionId: ID, messages: ['Which city should I use?'], engineError: null, ended: true });
-  t.same(parse(second?.lines ?? []), { sessionId: ID, messages: ['Done.'], engineError: null, ended: true }, 'the resumed run reports the same session');
+  t.same(parse(first?.lines ?? []), { sessionId: ID, messages: ['Which city should I use?'], engineError: null, usage: ONE_CALL, usageSpan: 'turn', ended: true });
+  t.same(parse(second?.lines ?? []), { sessionId: ID, messages: ['Done.'], engineError: null, usage: ONE_CALL, usageSpan: 'turn', ended: true }, 'the resumed run reports the same session, and its own turn\'s usage');
 });
 
 t.test('recorded tool run: the tool call is no message; the text after its result is', async (t) => {
   const [run] = runs('tool');
-  t.same(parse(run?.lines ?? []), { sessionId: ID, messages: ['ran it'], engineError: null, ended: true });
+  t.same(parse(run?.lines ?? []), { sessionId: ID, messages: ['ran it'], engineError: null, usage: { input_tokens: 20, output_tokens: 10, cached_input_tokens: 0, requests: 2 }, usageSpan: 'turn', ended: true });
 });
 
 t.test('recorded lost session: exit 1, an error result without init names the missing session', async (t) => {
   const [run] = runs('lost-session');
   t.equal(run?.exit, 1);
-  t.same(parse(run?.lines ?? []), { sessionId: null, messages: [], engineError: 'No conversation found with session ID: 11111111-2222-3333-4444-555555555555', ended: true });
+  t.same(parse(run?.lines ?? []), { sessionId: null, messages: [], engineError: 'No conversation found with session ID: 11111111-2222-3333-4444-555555555555', usage: NO_CALL, usageSpan: 'turn', ended: true });
 });
 
 t.test('an is_error result without errors reports its result text; stderr and stray lines are ignored', async (t) => {
@@ -85,7 +87,7 @@ t.test('an is_error result without errors reports its result text; stderr and st
   parser.line('stdout', '{"type":"system","subtype":"init","session_id":"--yolo"}');
   parser.line('stdout', '{"type":"assistant","message":{"content":[{"type":"text","text":"Prompt is too long"}]}}');
   parser.line('stdout', '{"type":"result","subtype":"success","is_error":true,"result":"Prompt is too long"}');
-  t.same(parser.result(), { sessionId: null, messages: ['Prompt is too long'], engineError: 'Prompt is too long' }, 'a session id that starts with a dash is not kept');
+  t.same(parser.result(), { sessionId: null, messages: ['Prompt is too long'], engineError: 'Prompt is too long', usage: null, usageSpan: 'turn' }, 'a session id that starts with a dash is not kept');
   const bare = claude.newParser();
   bare.line('stdout', '{"type":"result","subtype":"error_max_turns","is_error":true}');
   t.equal(bare.result().engineError, 'turn ended with error_max_turns');

@@ -3,9 +3,12 @@
 // mode: test/e2e/real-engines.test.ts.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { claudeStreamJson } from '../../daemon/engines/claude/stream-json.js';
-import type { LiveEvent, LiveStart } from '../../daemon/engines/live-session.js';
+import type { LiveEvent, LiveStart, LiveTurnResult } from '../../daemon/engines/live-session.js';
+import type { Usage } from '../../daemon/model/usage.js';
+import type { ClaudeEntry } from '../fixtures/claude-plans.js';
 import { FIXTURES } from '../helpers/daemon.js';
 import { approvalRound, autoToolRuns, diesMidTurn, disposeInFlight, interruptHanging, startLiveIn, twoTurns, type LiveProcess } from '../helpers/live-process.js';
 
@@ -70,5 +73,21 @@ t.test('in memory: an error result fails the turn with its errors; one answer pe
   t.same(sent, [{ type: 'control_response', response: { subtype: 'success', request_id: 'r1', response: { behavior: 'allow', updatedInput: { file_path: '/a/b.txt', old_string: 'x' } } } }], 'one answer, with the input as it came');
   session.receive('not json');
   session.receive('{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["API Error: 500"]}');
-  t.same(await turn, { outcome: 'failed', messages: [], error: 'API Error: 500' });
+  t.same(await turn, { outcome: 'failed', messages: [], error: 'API Error: 500', usage: null });
+});
+
+t.test('in memory, as the real one said it: each result reports its own turn\'s usage, the calls counted by message id', async (t) => {
+  const results: Array<LiveTurnResult['usage']> = [];
+  for (const plan of ['turns', 'approve-allow', 'interrupt', 'model-error']) {
+    const session = claudeStreamJson.connect({ send: () => undefined }, { engine: 'claude', model: null, cwd: '/', approvals: 'ask', newSessionId: 'S' });
+    const entries = readFileSync(join(FIXTURES, 'transcripts', `claude-live-${plan}.ndjson`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ClaudeEntry);
+    for (const entry of entries) {
+      if (entry.dir === '>' && entry.msg['type'] === 'user') void session.prompt('x', () => undefined).then((result) => results.push(result.usage));
+      else if (entry.dir === '<') session.receive(JSON.stringify(entry.msg));
+      await Promise.resolve();
+    }
+  }
+  const call = (n: number): Usage => ({ input_tokens: 10 * n, output_tokens: 5 * n, cached_input_tokens: 0, requests: n });
+  // turns: 10 and 5 each, though modelUsage says 20 and 10 at the second; interrupt and model-error: no call answered first.
+  t.same(results, [call(1), call(1), call(2), call(0), call(1), call(0), call(1)]);
 });

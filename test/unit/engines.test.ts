@@ -171,6 +171,8 @@ t.test('PR-4 codex: thread_id of the first thread.started, messages in order, th
     sessionId: CODEX_THREAD,
     messages: ['Let me look.', 'Done.\n```json\n{"greeting": "hi", "__SKILL_DONE__": true}\n```'],
     engineError: null,
+    usage: { input_tokens: 1200, output_tokens: 80, cached_input_tokens: 0, requests: 1 },
+    usageSpan: 'session',
   });
 });
 
@@ -209,7 +211,7 @@ t.test('codex: an item.completed of type error is tolerated', async (t) => {
       '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5}}',
     ].join('\n'),
   );
-  t.same(parser.result(), { sessionId: CODEX_THREAD, messages: ['{"greeting": "hi"}'], engineError: null });
+  t.same(parser.result(), { sessionId: CODEX_THREAD, messages: ['{"greeting": "hi"}'], engineError: null, usage: { input_tokens: 10, output_tokens: 5, cached_input_tokens: 0, requests: 1 }, usageSpan: 'session' });
   t.equal(parser.turnEnded, true);
 });
 
@@ -221,7 +223,7 @@ t.test('codex: turn.failed ends the turn and sets engineError', async (t) => {
     [`{"type":"thread.started","thread_id":"${CODEX_THREAD}"}`, '{"type":"turn.started"}', '{"type":"turn.failed","error":{"message":"stream disconnected before completion"}}'].join('\n'),
   );
   t.equal(parser.turnEnded, true);
-  t.same(parser.result(), { sessionId: CODEX_THREAD, messages: [], engineError: 'stream disconnected before completion' });
+  t.same(parser.result(), { sessionId: CODEX_THREAD, messages: [], engineError: 'stream disconnected before completion', usage: null, usageSpan: 'session' });
 });
 
 t.test('codex: turn.failed without a message still sets engineError', async (t) => {
@@ -246,7 +248,7 @@ t.test('codex: stderr, blank lines, non-JSON and unknown events are ignored', as
   parser.line('stdout', '[1, 2]');
   parser.line('stdout', '{"type":"item.started","item":{"id":"item_0","type":"agent_message","text":"partial"}}');
   parser.line('stdout', '{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":42}}');
-  t.same(parser.result(), { sessionId: null, messages: [], engineError: null });
+  t.same(parser.result(), { sessionId: null, messages: [], engineError: null, usage: null, usageSpan: 'session' });
   t.equal(parser.turnEnded, false);
 });
 
@@ -312,6 +314,8 @@ t.test('PR-5 gemini: session_id and response from the pretty-printed document, f
     sessionId: GEMINI_SESSION,
     messages: ['Done.\n```json\n{"greeting": "hi", "__SKILL_DONE__": true}\n```'],
     engineError: null,
+    usage: { input_tokens: 900, output_tokens: 60, cached_input_tokens: 0, requests: 1 },
+    usageSpan: 'turn',
   });
 });
 
@@ -336,7 +340,7 @@ t.test('PR-5 PR-16 gemini: a document without session_id gives a null session id
   const parser = gemini.newParser();
   feed(parser, 'stdout', JSON.stringify({ response: '{"greeting": "hi"}', stats: { tools: { totalCalls: 0 } } }, null, 2));
   t.equal(parser.turnEnded, true);
-  t.same(parser.result(), { sessionId: null, messages: ['{"greeting": "hi"}'], engineError: null });
+  t.same(parser.result(), { sessionId: null, messages: ['{"greeting": "hi"}'], engineError: null, usage: null, usageSpan: 'turn' });
 });
 
 t.test('gemini: an empty session_id counts as none', async (t) => {
@@ -354,14 +358,14 @@ t.test('gemini: a session_id that starts with a dash counts as none', async (t) 
 t.test('gemini: an error document sets engineError', async (t) => {
   const parser = gemini.newParser();
   feed(parser, 'stdout', JSON.stringify({ session_id: GEMINI_SESSION, error: { type: 'Error', message: 'Quota exceeded', code: 429 } }, null, 2));
-  t.same(parser.result(), { sessionId: GEMINI_SESSION, messages: [], engineError: 'Quota exceeded' });
+  t.same(parser.result(), { sessionId: GEMINI_SESSION, messages: [], engineError: 'Quota exceeded', usage: null, usageSpan: 'turn' });
 });
 
 t.test('gemini: no document (killed mid-turn) gives an empty, unended turn', async (t) => {
   const parser = gemini.newParser();
   feed(parser, 'stdout', GEMINI_DOC.split('\n').slice(0, 5).join('\n'));
   t.equal(parser.turnEnded, false);
-  t.same(parser.result(), { sessionId: null, messages: [], engineError: null });
+  t.same(parser.result(), { sessionId: null, messages: [], engineError: null, usage: null, usageSpan: 'turn' });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -381,6 +385,7 @@ const IFLOW_INFO = `<Execution Info>
   }
 }
 </Execution Info>`;
+const IFLOW_USAGE = { input_tokens: 900, output_tokens: 60, cached_input_tokens: 0, requests: 1 };
 const IFLOW_MESSAGE = 'Done.\n```json\n{"greeting": "hi", "__SKILL_DONE__": true}\n```';
 
 t.test('PR-6 iflow: session-id from <Execution Info> on stderr; stdout text is the message', async (t) => {
@@ -392,7 +397,7 @@ t.test('PR-6 iflow: session-id from <Execution Info> on stderr; stdout text is t
   t.equal(parser.turnEnded, false, 'not ended before </Execution Info>');
   parser.line('stderr', info[info.length - 1] ?? '');
   t.equal(parser.turnEnded, true);
-  t.same(parser.result(), { sessionId: IFLOW_SESSION, messages: [IFLOW_MESSAGE], engineError: null });
+  t.same(parser.result(), { sessionId: IFLOW_SESSION, messages: [IFLOW_MESSAGE], engineError: null, usage: IFLOW_USAGE, usageSpan: 'turn' });
 });
 
 t.test('PR-6 iflow: session-id from <Execution Info> on stdout; the block is not part of the message', async (t) => {
@@ -400,7 +405,7 @@ t.test('PR-6 iflow: session-id from <Execution Info> on stdout; the block is not
   feed(parser, 'stdout', `${IFLOW_MESSAGE}\n${IFLOW_INFO}\n`);
   t.equal(parser.turnEnded, true);
   const result = parser.result();
-  t.same(result, { sessionId: IFLOW_SESSION, messages: [IFLOW_MESSAGE], engineError: null });
+  t.same(result, { sessionId: IFLOW_SESSION, messages: [IFLOW_MESSAGE], engineError: null, usage: IFLOW_USAGE, usageSpan: 'turn' });
   t.notMatch(result.messages[0] ?? '', /Execution Info|session-id|tokenUsage/);
 });
 
@@ -408,7 +413,7 @@ t.test('iflow: a block on one line and text before it on the same line', async (
   const parser = iflow.newParser();
   parser.line('stdout', `Answer text<Execution Info>{"session-id": "${IFLOW_SESSION}"}</Execution Info>`);
   t.equal(parser.turnEnded, true);
-  t.same(parser.result(), { sessionId: IFLOW_SESSION, messages: ['Answer text'], engineError: null });
+  t.same(parser.result(), { sessionId: IFLOW_SESSION, messages: ['Answer text'], engineError: null, usage: null, usageSpan: 'turn' });
 });
 
 t.test('PR-6 PR-17 iflow: an info block without session-id gives a null session id', async (t) => {
@@ -416,21 +421,21 @@ t.test('PR-6 PR-17 iflow: an info block without session-id gives a null session 
   feed(parser, 'stdout', 'Which city should I use?\n');
   feed(parser, 'stderr', '<Execution Info>\n{\n  "conversation-id": "c-1",\n  "assistantRounds": 1\n}\n</Execution Info>\n');
   t.equal(parser.turnEnded, true);
-  t.same(parser.result(), { sessionId: null, messages: ['Which city should I use?'], engineError: null });
+  t.same(parser.result(), { sessionId: null, messages: ['Which city should I use?'], engineError: null, usage: null, usageSpan: 'turn' });
 });
 
 t.test('iflow: no info block at all gives a null session id and an unended turn', async (t) => {
   const parser = iflow.newParser();
   feed(parser, 'stdout', 'Just text\n');
   t.equal(parser.turnEnded, false);
-  t.same(parser.result(), { sessionId: null, messages: ['Just text'], engineError: null });
+  t.same(parser.result(), { sessionId: null, messages: ['Just text'], engineError: null, usage: null, usageSpan: 'turn' });
 });
 
 t.test('iflow: other stderr text is never part of the message; empty stdout gives no message', async (t) => {
   const parser = iflow.newParser();
   parser.line('stderr', 'Warning: something on stderr');
   feed(parser, 'stderr', IFLOW_INFO);
-  t.same(parser.result(), { sessionId: IFLOW_SESSION, messages: [], engineError: null });
+  t.same(parser.result(), { sessionId: IFLOW_SESSION, messages: [], engineError: null, usage: IFLOW_USAGE, usageSpan: 'turn' });
 });
 
 t.test('iflow: a multi-line answer keeps its inner lines, trimmed at the ends', async (t) => {

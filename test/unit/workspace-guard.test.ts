@@ -18,7 +18,7 @@ function turn(): { handle: TurnHandle; end: (report: TurnReport) => void; stops:
   return { handle: { pid: 1, stop: (reason) => void stops.push(reason), done, detach: () => Promise.resolve() }, end, stops };
 }
 
-const ok = (): TurnReport => ({ outcome: { kind: 'ok' }, parsed: { sessionId: null, messages: [], engineError: null }, exit: { code: 0, signal: null, spawnError: null }, pid: 1 });
+const ok = (): TurnReport => ({ outcome: { kind: 'ok' }, parsed: { sessionId: null, messages: [], engineError: null, usage: null, usageSpan: 'turn' }, exit: { code: 0, signal: null, spawnError: null }, pid: 1 });
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 t.test('measured every minute while the turn runs: over the limit, the turn is stopped and fails with the size', async (t) => {

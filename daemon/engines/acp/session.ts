@@ -4,6 +4,7 @@ import type { ApprovalDecision, LiveEvent, LiveIo, LiveSession, LiveStart, LiveT
 import { lineStreams, type LineStreams } from './line-streams.js';
 import { PendingApprovals, approvalOf, permissionOutcome } from './permissions.js';
 import { TurnMessages } from './turn-messages.js';
+import { acpUsage } from './usage.js';
 
 /** The protocol version this client speaks (ACP v1, what Gemini 0.61 answers). */
 const PROTOCOL_VERSION = 1;
@@ -104,7 +105,7 @@ export class AcpSession implements LiveSession {
         if (error instanceof RequestError) return turn.messages.failed(error.message);
         throw error;
       }
-      if (next.kind === 'stop') return turn.messages.stopped(next.stopReason);
+      if (next.kind === 'stop') return turn.messages.stopped(next.stopReason, acpUsage(next.response));
       turn.messages.update(next.update);
     }
   }

@@ -1,4 +1,5 @@
 import type { SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
+import type { Usage } from '../../model/usage.js';
 import type { LiveEvent, LiveTurnResult } from '../live-session.js';
 
 /**
@@ -42,19 +43,19 @@ export class TurnMessages {
   }
 
   /** The turn ended with the agent's `stopReason`: `end_turn` completes it, `cancelled` interrupts it, anything else fails it. */
-  stopped(reason: StopReason): LiveTurnResult {
-    if (reason === 'end_turn') return this.#result('completed', null);
-    if (reason === 'cancelled') return this.#result('interrupted', null);
-    return this.#result('failed', `the agent stopped the turn: ${reason}`);
+  stopped(reason: StopReason, usage: Usage | null): LiveTurnResult {
+    if (reason === 'end_turn') return this.#result('completed', null, usage);
+    if (reason === 'cancelled') return this.#result('interrupted', null, usage);
+    return this.#result('failed', `the agent stopped the turn: ${reason}`, usage);
   }
 
-  /** The agent answered the prompt with an error instead of a stop reason. */
+  /** The agent answered the prompt with an error instead of a stop reason (and no usage). */
   failed(message: string): LiveTurnResult {
-    return this.#result('failed', message);
+    return this.#result('failed', message, null);
   }
 
-  #result(outcome: LiveTurnResult['outcome'], error: string | null): LiveTurnResult {
+  #result(outcome: LiveTurnResult['outcome'], error: string | null, usage: Usage | null): LiveTurnResult {
     this.endMessage();
-    return { outcome, messages: [...this.#messages], error };
+    return { outcome, messages: [...this.#messages], error, usage };
   }
 }

@@ -1,4 +1,4 @@
-import { assistantText, resultError } from './events.js';
+import { ClaudeCalls, assistantText, resultError } from './events.js';
 import { modelArgs } from '../engine.js';
 import { parseObject } from '../json-text.js';
 import type { ApprovalDecision, ApprovalRequest, LiveEvent, LiveIo, LiveProtocol, LiveSession, LiveStart, LiveTurnResult } from '../live-session.js';
@@ -43,6 +43,7 @@ class StreamJsonSession implements LiveSession {
   #interrupts = 0;
   /** Pending permission requests by request id, with the input an `allow` hands back. */
   readonly #approvals = new Map<string, unknown>();
+  readonly #calls = new ClaudeCalls();
 
   constructor(io: LiveIo, start: LiveStart) {
     this.#io = io;
@@ -95,6 +96,7 @@ class StreamJsonSession implements LiveSession {
   }
 
   #assistant(event: Record<string, unknown>): void {
+    this.#calls.assistant(event);
     const text = assistantText(event);
     const turn = this.#turn;
     if (turn === null || text === null) return;
@@ -103,13 +105,14 @@ class StreamJsonSession implements LiveSession {
   }
 
   #result(event: Record<string, unknown>): void {
+    const usage = this.#calls.result(event);
     const turn = this.#turn;
     if (turn === null) return;
     this.#turn = null;
     this.#approvals.clear();
     const error = resultError(event);
     const outcome = error === null ? 'completed' : turn.interrupted ? 'interrupted' : 'failed';
-    turn.resolve({ outcome, messages: [...turn.messages], error: outcome === 'failed' ? error : null });
+    turn.resolve({ outcome, messages: [...turn.messages], error: outcome === 'failed' ? error : null, usage });
   }
 
   /** A permission request (`can_use_tool`): the turn waits until `answer`. Anything else is refused. */

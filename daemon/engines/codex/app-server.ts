@@ -1,5 +1,7 @@
 import { JSONRPCClient, JSONRPCServer, JSONRPCServerAndClient } from 'json-rpc-2.0';
+import { NO_USAGE, addUsage, tokenCount, type Usage } from '../../model/usage.js';
 import { sessionIdOf } from '../engine.js';
+import { fieldsOf } from '../reported-usage.js';
 import { type ApprovalDecision, type ApprovalRequest, type LiveEvent, type LiveIo, type LiveProtocol, type LiveSession, type LiveStart, type LiveTurnResult } from '../live-session.js';
 
 /**
@@ -19,6 +21,7 @@ const CLIENT_INFO = { name: 'skilld', version: '1' };
 interface Turn {
   id: string | null;
   messages: string[];
+  usage: Usage | null;
   onEvent(event: LiveEvent): void;
   resolve(result: LiveTurnResult): void;
   reject(error: Error): void;
@@ -39,6 +42,8 @@ class AppServerSession implements LiveSession {
   readonly #approvals = new Map<string, (decision: ApprovalDecision) => void>();
   /** Items seen in this turn, by id: a file-change approval names only its item. */
   readonly #items = new Map<string, Record<string, unknown>>();
+  /** Each thread's running token total, as its last `thread/tokenUsage/updated` reported it. */
+  readonly #totals = new Map<string, Usage>();
 
   constructor(io: LiveIo, start: LiveStart) {
     this.#start = start;
@@ -48,6 +53,7 @@ class AppServerSession implements LiveSession {
     this.#peer.addMethod('item/started', (params) => this.#itemStarted(params as { item?: Record<string, unknown> }));
     this.#peer.addMethod('item/completed', (params) => this.#itemCompleted(params as { item?: Record<string, unknown> }));
     this.#peer.addMethod('turn/completed', (params) => this.#turnCompleted((params as { turn?: TurnView }).turn ?? {}));
+    this.#peer.addMethod('thread/tokenUsage/updated', (params) => this.#tokenUsage(fieldsOf(params)));
     this.#peer.addMethod('item/commandExecution/requestApproval', (params) => this.#askApproval('command', params as Record<string, unknown>));
     this.#peer.addMethod('item/fileChange/requestApproval', (params) => this.#askApproval('file_change', params as Record<string, unknown>));
   }
@@ -77,7 +83,7 @@ class AppServerSession implements LiveSession {
   prompt(text: string, onEvent: (event: LiveEvent) => void): Promise<LiveTurnResult> {
     if (this.#closed !== null) return Promise.reject(this.#closed);
     return new Promise((resolve, reject) => {
-      const turn: Turn = { id: null, messages: [], onEvent, resolve, reject };
+      const turn: Turn = { id: null, messages: [], usage: null, onEvent, resolve, reject };
       this.#turn = turn;
       this.#items.clear();
       this.#request('turn/start', { threadId: this.#threadId, input: [{ type: 'text', text, text_elements: [] }] }).then(
@@ -133,7 +139,31 @@ class AppServerSession implements LiveSession {
     if (turn === null || (turn.id !== null && view.id !== undefined && view.id !== turn.id)) return;
     const outcome = view.status === 'completed' ? 'completed' : view.status === 'interrupted' ? 'interrupted' : 'failed';
     const error = outcome === 'failed' ? (view.error?.message ?? `turn ended with status ${String(view.status)}`) : null;
-    this.#endTurn(turn, () => turn.resolve({ outcome, messages: [...turn.messages], error }));
+    this.#endTurn(turn, () => turn.resolve({ outcome, messages: [...turn.messages], error, usage: turn.usage }));
+  }
+
+  /**
+   * A thread's token usage: `total` runs from the thread's start (and is sent again, unchanged,
+   * when only the rate limits changed), `last` is the latest model call's. What the total grew by
+   * is the turn in flight's, one model call per report that grew it; a subagent's thread counts
+   * toward the turn that started it. A count that went missing or down counts nothing and keeps
+   * the total where it was.
+   */
+  #tokenUsage(params: Record<string, unknown>): void {
+    const total = fieldsOf(params['tokenUsage'])['total'];
+    if (typeof total !== 'object' || total === null) return;
+    const thread = typeof params['threadId'] === 'string' ? params['threadId'] : '';
+    const counts = fieldsOf(total);
+    const before = this.#totals.get(thread) ?? NO_USAGE;
+    const grown: Usage = {
+      input_tokens: Math.max(0, tokenCount(counts['inputTokens']) - before.input_tokens),
+      output_tokens: Math.max(0, tokenCount(counts['outputTokens']) - before.output_tokens),
+      cached_input_tokens: Math.max(0, tokenCount(counts['cachedInputTokens']) - before.cached_input_tokens),
+      requests: 1,
+    };
+    this.#totals.set(thread, addUsage(before, { ...grown, requests: 0 }));
+    const turn = this.#turn;
+    if (turn !== null && grown.input_tokens + grown.output_tokens > 0) turn.usage = addUsage(turn.usage, grown);
   }
 
   /** An approval request of the server: the turn waits until `answer`. */
