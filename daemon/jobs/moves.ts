@@ -4,11 +4,12 @@ import type { JobEvents } from '../model/events.js';
 import type { GateDecision, Pending } from '../model/gate.js';
 import { boundError, type Job } from '../model/job.js';
 import { isTerminal, nextStatus, type JobEvent } from '../model/states.js';
-import { addUsage, type Usage } from '../model/usage.js';
+import { usageAfterTurn } from '../model/usage.js';
 import type { SlotPool } from '../slots/pool.js';
 import type { JobDocs } from '../store/job-docs.js';
 import type { Store } from '../store/store.js';
 import type { Deadlines } from './deadlines.js';
+import type { TurnReport } from './turn.js';
 import type { Histories } from './histories.js';
 import type { JobBases } from './job-bases.js';
 import type { LiveSessions } from './live-sessions.js';
@@ -42,11 +43,11 @@ export class JobMoves {
     this.#d = deps;
   }
 
-  /** A turn's decision: the result stored, then the move; a question goes to `enterWaiting`. `usage`: what the turn's model calls used, added to the job's. */
-  async settle(job: Job, decision: GateDecision, session_handle: Job['session_handle'], usage: Usage | null = null): Promise<void> {
+  /** A turn's decision: the result stored, then the move; a question goes to `enterWaiting`. `usage`: what the turn's model calls used, counted into the job's. */
+  async settle(job: Job, decision: GateDecision, session_handle: Job['session_handle'], usage: TurnReport['usage'] = null): Promise<void> {
     const warnings = [...new Set([...job.warnings, ...decision.warnings])];
     for (const code of decision.warnings) this.#d.events.emit(job.job_id, 'warning', { code });
-    const used = usage === null ? {} : { usage: addUsage(job.usage, usage) };
+    const used = usage === null || usage === undefined ? {} : { usage: usageAfterTurn(job.usage, usage.used, usage.span) };
     if (decision.status === 'waiting_user') {
       await this.enterWaiting(job, decision.pending, { warnings, session_handle, ...used });
       return;

@@ -42,8 +42,8 @@ export interface TurnReport {
   parsed: ParsedTurn;
   exit: ExitInfo;
   pid: number | null;
-  /** What the turn's model calls used, where known (provider-guard.ts); set by the launcher. */
-  usage?: Usage | null;
+  /** What the turn's model calls used, where known, and what it covers (provider-guard.ts); set by the launcher. */
+  usage?: { used: Usage; span: 'turn' | 'session' } | null;
 }
 
 /** A turn in flight: its stop control and its report. The first stop reason wins. */

@@ -26,6 +26,23 @@ export function addUsage(a: Readonly<Usage> | null | undefined, b: Readonly<Usag
   };
 }
 
+/**
+ * A job's usage after a turn that reported `reported`. Most reports cover the turn alone
+ * (`span` `turn`) and are added; Codex's one-shot report covers its whole session so far, the
+ * job's own (`session`): its tokens are the job's from then on (never fewer than before, should
+ * a session have been started again), and its calls, which are the turn's, are added.
+ */
+export function usageAfterTurn(stored: Readonly<Usage> | null | undefined, reported: Readonly<Usage>, span: 'turn' | 'session'): Usage {
+  if (span === 'turn') return addUsage(stored, reported);
+  const before = stored ?? NO_USAGE;
+  return {
+    input_tokens: Math.max(before.input_tokens, reported.input_tokens),
+    output_tokens: Math.max(before.output_tokens, reported.output_tokens),
+    cached_input_tokens: Math.max(before.cached_input_tokens, reported.cached_input_tokens),
+    requests: before.requests + reported.requests,
+  };
+}
+
 /** A count a provider or an engine gave: a finite number not below zero, else 0 (a missing or odd field counts nothing). */
 export function tokenCount(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;

@@ -41,6 +41,7 @@ for (const engine of ['codex', 'gemini', 'claude'] as const) {
     });
 
     t.test('interactive: ask, wait, reply, resume the same session in a new process, succeed', async (t) => {
+      const since = server.modelRequests().length;
       const created = await create('ask', 'interactive');
       if (engine !== 'gemini') t.match(created, { interactive_profile: { kind: 'resumable', reason: /exits 0/ } }, `PR-1 the real ${engine} passes the resume probe`);
       const waiting = await waitForStatus(client, created.job_id, ['waiting_user', 'failed', 'succeeded']);
@@ -57,6 +58,8 @@ for (const engine of ['codex', 'gemini', 'claude'] as const) {
       t.ok(resumedRequest.userTexts.some((text) => text.startsWith('Run the skill')), 'the resumed turn carries the earlier turns: same session');
       t.equal((done['session_handle'] as { handle_value: string }).handle_value, handle.handle_value);
       t.equal(done['attempt'], 2);
+      const calls = server.modelRequests().slice(since).length;
+      t.same(done['usage'], { input_tokens: 10 * calls, output_tokens: 5 * calls, cached_input_tokens: 0, requests: calls }, "usage as the engine reported it, no gateway: what the server's answers said, over both turns");
     });
 
     if (engine === 'codex') {

@@ -11,7 +11,7 @@ import { codex } from '../../daemon/engines/codex.js';
 import type { EngineAdapter, ParsedTurn } from '../../daemon/engines/engine.js';
 import { gemini } from '../../daemon/engines/gemini.js';
 import { iflow } from '../../daemon/engines/iflow.js';
-import type { Usage } from '../../daemon/model/usage.js';
+import { usageAfterTurn, type Usage } from '../../daemon/model/usage.js';
 import type { ClaudeEntry } from '../fixtures/claude-plans.js';
 import { FIXTURES } from '../helpers/daemon.js';
 
@@ -245,4 +245,12 @@ t.test('acp: no quota is no usage; a malformed one counts 0', async (t) => {
   t.equal(acpUsage(null), null);
   t.same(acpUsage({ stopReason: 'end_turn', _meta: { quota: { token_count: 'x' } } }), usage(0, 0, 0, 0));
   t.same(acpUsage({ stopReason: 'end_turn', _meta: { quota: { token_count: { input_tokens: 12, output_tokens: '3' } } } }), usage(12, 0, 0, 1));
+});
+
+t.test("a job's usage after each turn: a turn's report is added; a session's (Codex one-shot) stands for the tokens, its calls added", async (t) => {
+  const turn = (input: number, output: number, requests: number) => ({ input_tokens: input, output_tokens: output, cached_input_tokens: 0, requests });
+  t.same(usageAfterTurn(undefined, turn(10, 5, 1), 'turn'), turn(10, 5, 1));
+  t.same(usageAfterTurn(turn(10, 5, 1), turn(10, 5, 1), 'turn'), turn(20, 10, 2));
+  t.same(usageAfterTurn(turn(10, 5, 1), turn(20, 10, 1), 'session'), turn(20, 10, 2), 'the session total replaces the tokens');
+  t.same(usageAfterTurn(turn(40, 20, 3), turn(10, 5, 1), 'session'), turn(40, 20, 4), 'a session started again never takes tokens away');
 });
