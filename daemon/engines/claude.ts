@@ -3,6 +3,7 @@ import { assistantText, resultError } from './claude/events.js';
 import { parseObject } from './json-text.js';
 import { JsonEventParser } from './event-parser.js';
 import { modelArgs, sessionIdOf, type AgentText, type EngineAdapter } from './engine.js';
+import { claudeErrorFields } from './provider-errors.js';
 
 /** What every one-shot turn runs with: print mode, stream-json events, and tools run unasked (as Codex `--yolo`). */
 const ONE_SHOT = ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'];
@@ -49,6 +50,7 @@ export class ClaudeParser extends JsonEventParser {
       }
       case 'result':
         this.turn.engineError = resultError(event);
+        this.fields = this.turn.engineError === null ? null : claudeErrorFields(event);
         return 'turn_ended';
       default:
         return undefined;

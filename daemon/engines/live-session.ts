@@ -1,4 +1,5 @@
 import type { ApprovalMode, EngineName } from '../model/job.js';
+import type { ErrorFields } from './provider-errors.js';
 
 /**
  * Live sessions: one engine process that keeps its conversation in memory across turns, driven
@@ -38,6 +39,8 @@ export interface LiveTurnResult {
   messages: string[];
   /** What the engine said went wrong, for `failed`. */
   error: string | null;
+  /** What the engine gave in fields of its own with `error` (the provider's status, an error type), where it did. */
+  errorFields?: ErrorFields;
 }
 
 /** The process's stdin, as the protocol sees it: one message per line. */

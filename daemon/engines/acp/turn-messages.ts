@@ -1,5 +1,6 @@
 import type { SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
 import type { LiveEvent, LiveTurnResult } from '../live-session.js';
+import { acpErrorFields } from '../provider-errors.js';
 
 /**
  * The assistant messages of one ACP turn. A message is a run of `agent_message_chunk` texts; it
@@ -48,9 +49,10 @@ export class TurnMessages {
     return this.#result('failed', `the agent stopped the turn: ${reason}`);
   }
 
-  /** The agent answered the prompt with an error instead of a stop reason. */
-  failed(message: string): LiveTurnResult {
-    return this.#result('failed', message);
+  /** The agent answered the prompt with an error instead of a stop reason; its code, for Gemini, is the provider's status. */
+  failed(message: string, code?: number): LiveTurnResult {
+    const fields = acpErrorFields(code);
+    return { ...this.#result('failed', message), ...(fields === null ? {} : { errorFields: fields }) };
   }
 
   #result(outcome: LiveTurnResult['outcome'], error: string | null): LiveTurnResult {

@@ -1,5 +1,6 @@
 import { JSONRPCClient, JSONRPCServer, JSONRPCServerAndClient } from 'json-rpc-2.0';
 import { sessionIdOf } from '../engine.js';
+import { codexErrorFields } from '../provider-errors.js';
 import { type ApprovalDecision, type ApprovalRequest, type LiveEvent, type LiveIo, type LiveProtocol, type LiveSession, type LiveStart, type LiveTurnResult } from '../live-session.js';
 
 /**
@@ -27,7 +28,7 @@ interface Turn {
 interface TurnView {
   id?: string;
   status?: string;
-  error?: { message?: string } | null;
+  error?: { message?: string; codexErrorInfo?: unknown } | null;
 }
 
 class AppServerSession implements LiveSession {
@@ -133,7 +134,8 @@ class AppServerSession implements LiveSession {
     if (turn === null || (turn.id !== null && view.id !== undefined && view.id !== turn.id)) return;
     const outcome = view.status === 'completed' ? 'completed' : view.status === 'interrupted' ? 'interrupted' : 'failed';
     const error = outcome === 'failed' ? (view.error?.message ?? `turn ended with status ${String(view.status)}`) : null;
-    this.#endTurn(turn, () => turn.resolve({ outcome, messages: [...turn.messages], error }));
+    const fields = outcome === 'failed' ? codexErrorFields(view.error?.codexErrorInfo) : null;
+    this.#endTurn(turn, () => turn.resolve({ outcome, messages: [...turn.messages], error, ...(fields === null ? {} : { errorFields: fields }) }));
   }
 
   /** An approval request of the server: the turn waits until `answer`. */
