@@ -4,6 +4,7 @@ import { parseObject } from './json-text.js';
 import { addUsage } from '../model/usage.js';
 import { JsonEventParser } from './event-parser.js';
 import { modelArgs, sessionIdOf, type AgentText, type EngineAdapter } from './engine.js';
+import { claudeErrorFields } from './provider-errors.js';
 
 /** What every one-shot turn runs with: print mode, stream-json events, and tools run unasked (as Codex `--yolo`). */
 const ONE_SHOT = ['-p', '--output-format', 'stream-json', '--verbose', '--dangerously-skip-permissions'];
@@ -56,6 +57,7 @@ export class ClaudeParser extends JsonEventParser {
         // Each result counts its own turn's calls: several in one output add up.
         const usage = this.#calls.result(event);
         if (usage !== null) this.turn.usage = addUsage(this.turn.usage, usage);
+        this.fields = this.turn.engineError === null ? null : claudeErrorFields(event);
         return 'turn_ended';
       }
       default:

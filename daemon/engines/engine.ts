@@ -2,6 +2,7 @@ import type { EngineName } from '../model/job.js';
 import type { Usage } from '../model/usage.js';
 import type { LiveProtocol } from './live-session.js';
 import type { PromptRules } from './prompt-route.js';
+import type { ErrorFields } from './provider-errors.js';
 
 /** What one turn's output said, engine-neutral. */
 export interface ParsedTurn {
@@ -45,6 +46,11 @@ export interface TurnParser {
   readonly turnEnded: boolean;
   /** What was seen so far; call at the end of the turn. */
   result(): ParsedTurn;
+  /**
+   * What the engine gave in fields of its own with the error of `result().engineError` (the
+   * provider's status, an error type): how a provider's refusal is told (provider-errors.ts).
+   */
+  readonly errorFields?: ErrorFields | null;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ParsedTurn, TurnParser } from './engine.js';
 import { parseObject } from './json-text.js';
+import type { ErrorFields } from './provider-errors.js';
 
 /**
  * A turn read from an engine's stdout of JSON events, one per line (Codex `exec --json`, Claude
@@ -7,7 +8,13 @@ import { parseObject } from './json-text.js';
  */
 export abstract class JsonEventParser implements TurnParser {
   protected readonly turn: ParsedTurn = { sessionId: null, messages: [], engineError: null, usage: null, usageSpan: 'turn' };
+  /** Set with `turn.engineError` by an engine whose error events carry fields of their own. */
+  protected fields: ErrorFields | null = null;
   #ended = false;
+
+  get errorFields(): ErrorFields | null {
+    return this.fields;
+  }
 
   get turnEnded(): boolean {
     return this.#ended;

@@ -4,6 +4,7 @@ import type { Usage } from '../model/usage.js';
 import { parseObject } from './json-text.js';
 import { modelArgs, promptFlag, sessionIdOf, type AgentText, type EngineAdapter, type ParsedTurn, type TurnParser } from './engine.js';
 import { countsOf, fieldsOf, isPresent, reportedUsage } from './reported-usage.js';
+import { geminiErrorFields, type ErrorFields } from './provider-errors.js';
 
 /** `gemini --output-format json`: one JSON document on stdout at the end of the turn. */
 export const gemini: EngineAdapter = {
@@ -54,6 +55,11 @@ class GeminiParser implements TurnParser {
 
   get turnEnded(): boolean {
     return this.#document !== null;
+  }
+
+  get errorFields(): ErrorFields | null {
+    const error = this.#document?.['error'];
+    return typeof error === 'object' && error !== null && !Array.isArray(error) ? geminiErrorFields(error as Record<string, unknown>) : null;
   }
 
   line(stream: 'stdout' | 'stderr', text: string): void {

@@ -1,5 +1,6 @@
 import type { ApprovalMode, EngineName } from '../model/job.js';
 import type { Usage } from '../model/usage.js';
+import type { ErrorFields } from './provider-errors.js';
 
 /**
  * Live sessions: one engine process that keeps its conversation in memory across turns, driven
@@ -41,6 +42,8 @@ export interface LiveTurnResult {
   error: string | null;
   /** What this turn's model calls used, as the protocol reported it at the turn's end; null when it reported nothing. */
   usage: Usage | null;
+  /** What the engine gave in fields of its own with `error` (the provider's status, an error type), where it did. */
+  errorFields?: ErrorFields;
 }
 
 /** The process's stdin, as the protocol sees it: one message per line. */

@@ -1,11 +1,13 @@
 import { join } from 'node:path';
 import type { Clock, Timer } from '../base/clock.js';
 import type { ParsedTurn } from '../engines/engine.js';
+import { StderrNotes } from '../engines/error-lines.js';
 import { LiveSessionClosed, type ApprovalDecision, type ApprovalRequest, type LiveEvent, type LiveProtocol, type LiveSession, type LiveStart, type LiveTurnResult } from '../engines/live-session.js';
 import { MAX_ENGINE_LINE_BYTES, type EngineProcess, type ExitInfo, type OutputStream, type Spawner } from '../process/spawn.js';
+import { outcomeOf, refusedOutcome } from './live-outcome.js';
 import { LIVE_FILES, LiveJournal, spoolLines, type JournalEntry, type SpoolLine } from './live-journal.js';
 import type { ProcessOutcome } from '../model/gate.js';
-import { checkTurnEnd, classify, keepTail, overflowText, type LaunchSpec, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
+import { checkProvider, checkTurnEnd, classify, keepTail, overflowText, type LaunchSpec, type StopReason, type TurnHandle, type TurnReport } from './turn.js';
 
 export interface StickySpec extends LaunchSpec {
   protocol: LiveProtocol;
@@ -26,6 +28,7 @@ interface ActiveTurn {
   hardTimeoutMs: number;
   stopReason: StopReason | null;
   stderrTail: string[];
+  stderr: StderrNotes;
   /** The hard timeout; paused (null) while a person decides an approval. */
   timer: Timer | null;
   /** What is left of the hard timeout, as of `armedAt`. */
@@ -176,7 +179,7 @@ export class StickySession {
     this.#record({ at: this.#received, call: 'turn', prompt, hard_timeout_ms: hardTimeoutMs, logs, ...(attempt === null ? {} : { attempt }) });
     this.#lastTurnAttempt = attempt;
     if (logs !== null) this.#proc?.redirectLogs(logs);
-    const turn: ActiveTurn = { hardTimeoutMs, stopReason: null, stderrTail: [], timer: null, remainingMs: hardTimeoutMs, armedAt: 0, graceTimer: null };
+    const turn: ActiveTurn = { hardTimeoutMs, stopReason: null, stderrTail: [], stderr: new StderrNotes(), timer: null, remainingMs: hardTimeoutMs, armedAt: 0, graceTimer: null };
     this.#turn = turn;
     this.#arm(turn);
     const done = this.#run(turn, prompt).finally(() => {
@@ -262,13 +265,13 @@ export class StickySession {
       if (turn.stopReason !== null) await this.stop();
       return this.#report(turn, result === null ? { kind: 'ok' } : outcomeOf(result), result);
     } catch (error) {
-      if (!this.#gone) return this.#report(turn, { kind: 'failed', code: 'ENGINE_TURN_FAILED', message: `the engine refused the turn: ${(error as Error).message}` }, null);
+      if (!this.#gone) return this.#report(turn, refusedOutcome((error as Error).message), null);
       // The process went away: the turn ends once the whole tree is gone, and the exit says how.
       const exit = await this.exited;
       await this.#stopping;
-      const seen = { sawOutput: true, stderrTail: turn.stderrTail };
+      const seen = { sawOutput: true, stderrTail: turn.stderrTail, stderr: turn.stderr };
       const outcome = checkTurnEnd(classify(exit, turn.stopReason, { argv: this.#spec.argv, hardTimeoutMs: turn.hardTimeoutMs, resuming: false }, seen), false, false);
-      return { outcome, parsed: this.#parsed(null), exit, pid: this.pid };
+      return { outcome: checkProvider(outcome, null, null, turn.stderr), parsed: this.#parsed(null), exit, pid: this.pid };
     }
   }
 
@@ -336,7 +339,10 @@ export class StickySession {
     }
     const text = 'text' in line ? line.text : overflowText(line.overflow);
     this.#spec.onOutput(stream, text);
-    if ('text' in line && this.#turn !== null) keepTail(this.#turn.stderrTail, text);
+    if ('text' in line && this.#turn !== null) {
+      keepTail(this.#turn.stderrTail, text);
+      this.#turn.stderr.line(text);
+    }
   }
 
   /** A line of stdout: told as an `output` event unless it was before, and read by the protocol. */
@@ -368,11 +374,4 @@ export class StickySession {
     this.#session.dispose(new LiveSessionClosed(`the engine process ${how}`));
     if (this.#turn === null && !this.#closing) this.#spec.onLost(exit);
   }
-}
-
-/** What the protocol's end of turn means for the job, before any stop asked for. */
-function outcomeOf(result: LiveTurnResult): ProcessOutcome {
-  if (result.outcome === 'completed') return { kind: 'ok' };
-  if (result.outcome === 'interrupted') return { kind: 'failed', code: 'ENGINE_TURN_INTERRUPTED', message: 'the engine ended its turn as interrupted, though nothing asked it to' };
-  return { kind: 'failed', code: 'ENGINE_TURN_FAILED', message: `the engine reported that its turn failed: ${result.error ?? 'no reason given'}` };
 }

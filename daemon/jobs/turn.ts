@@ -1,5 +1,7 @@
 import type { Clock } from '../base/clock.js';
 import type { ParsedTurn, TurnParser } from '../engines/engine.js';
+import { StderrNotes, quoteText } from '../engines/error-lines.js';
+import { explainByProvider, reportSign, type ErrorFields } from '../engines/provider-errors.js';
 import type { EngineLimits, LimitHit } from '../process/cgroup-limits.js';
 import type { EngineProcess, ExitInfo, OutputStream, Spawner } from '../process/spawn.js';
 import type { SandboxPlan } from '../sandbox/plan.js';
@@ -64,7 +66,7 @@ export interface TurnNote {
 
 export const STDERR_TAIL_LINES = 5;
 
-/** Keeps the last `STDERR_TAIL_LINES` non-blank stderr lines, oldest first, for error messages. */
+/** Keeps the last `STDERR_TAIL_LINES` non-blank stderr lines, oldest first, for what bubblewrap says of a start that failed. */
 export function keepTail(tail: string[], line: string): void {
   if (line.trim() === '') return;
   if (tail.length >= STDERR_TAIL_LINES) tail.shift();
@@ -80,6 +82,7 @@ export function overflowText(bytes: number): string {
 class TurnOutput {
   sawOutput = false;
   readonly stderrTail: string[] = [];
+  readonly stderr = new StderrNotes();
   readonly #spec: TurnSpec;
 
   constructor(spec: TurnSpec) {
@@ -88,7 +91,10 @@ class TurnOutput {
 
   line(stream: OutputStream, text: string, replayed: boolean): void {
     if (stream === 'stdout' && text.trim() !== '') this.sawOutput = true;
-    if (stream === 'stderr') keepTail(this.stderrTail, text);
+    if (stream === 'stderr') {
+      keepTail(this.stderrTail, text);
+      this.stderr.line(text);
+    }
     this.#spec.parser.line(stream, text);
     if (!replayed) this.#spec.onOutput(stream, text);
   }
@@ -161,7 +167,10 @@ function watchTurn(proc: EngineProcess, clock: Clock, spec: TurnSpec, output: Tu
     // A stopped turn ends once its whole process tree is gone, not only its leader.
     await stopped;
     const parsed = spec.parser.result();
-    const outcome = checkResumed(checkTurnEnd(classify(exit, stopReason, spec, output), spec.parser.turnEnded, spec.resuming), parsed.sessionId, spec.resuming);
+    const seen: Seen = { sawOutput: output.sawOutput, stderrTail: output.stderrTail, stderr: output.stderr, engineError: parsed.engineError };
+    const ended = checkTurnEnd(classify(exit, stopReason, spec, seen), spec.parser.turnEnded, spec.resuming);
+    const explained = checkProvider(ended, parsed.engineError, spec.parser.errorFields ?? null, output.stderr);
+    const outcome = checkResumed(explained, parsed.sessionId, spec.resuming);
     return { outcome: checkSession(outcome, parsed.sessionId, spec.expectedSession ?? null), parsed, exit, pid: proc.pid };
   });
   const detach = (): Promise<void> => {
@@ -171,8 +180,19 @@ function watchTurn(proc: EngineProcess, clock: Clock, spec: TurnSpec, output: Tu
   return { pid: proc.pid, stop, done, detach };
 }
 
-/** How a turn's process ended, decided before any output is looked at. */
-export function classify(exit: ExitInfo, stopReason: StopReason | null, spec: Pick<TurnSpec, 'argv' | 'hardTimeoutMs' | 'resuming'>, seen: { sawOutput: boolean; stderrTail: string[] }): ProcessOutcome {
+/** What `classify` reads of a turn's output. */
+export interface Seen {
+  sawOutput: boolean;
+  /** The last non-blank stderr lines (`keepTail`). */
+  stderrTail: string[];
+  /** What the whole stderr said; absent: the tail stands for it. */
+  stderr?: StderrNotes;
+  /** The error the engine reported in its output (`ParsedTurn.engineError`), which explains an exit better than its stderr. */
+  engineError?: string | null;
+}
+
+/** How a turn's process ended, decided before its messages are looked at. */
+export function classify(exit: ExitInfo, stopReason: StopReason | null, spec: Pick<TurnSpec, 'argv' | 'hardTimeoutMs' | 'resuming'>, seen: Seen): ProcessOutcome {
   const spawnError = exit.spawnError ?? sandboxExecError(exit, seen);
   if (spawnError !== null) {
     const message = `cannot start ${spec.argv[0] ?? 'engine'}: ${spawnError}`;
@@ -184,10 +204,34 @@ export function classify(exit: ExitInfo, stopReason: StopReason | null, spec: Pi
   if (exit.code === 0) return { kind: 'ok' };
   const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
   if (exit.limit !== undefined) return limitOutcome(exit.limit, how);
-  const tail = seen.stderrTail.length > 0 ? `: ${seen.stderrTail.join(' | ')}` : '';
+  const said = whatItSaid(seen);
+  const tail = said === null ? '' : `: ${said}`;
   // A resume that dies before printing anything found no session to continue (PR-14).
   if (spec.resuming && !seen.sawOutput) return { kind: 'failed', code: 'SESSION_RESUME_FAILED', message: `resume ${how}${tail}` };
   return { kind: 'failed', code: 'ENGINE_EXIT_NONZERO', message: `engine ${how}${tail}` };
+}
+
+/**
+ * What an engine that exited said of why, as its failure's message quotes it (error-lines.ts): the
+ * error it reported in its output, else its stderr's first meaningful line (and its last).
+ */
+function whatItSaid(seen: Seen): string | null {
+  const reported = quoteText(seen.engineError ?? null);
+  if (reported !== null) return reported;
+  if (seen.stderr !== undefined) return seen.stderr.summary();
+  const notes = new StderrNotes();
+  for (const line of seen.stderrTail) notes.line(line);
+  return notes.summary();
+}
+
+/**
+ * A failed turn that the engine's words put down to its model provider (provider-errors.ts): the
+ * error it reported in its output decides where there is one (with the fields it gave with it),
+ * else the last lines of its stderr; the message quotes the one or the other's first line.
+ */
+export function checkProvider(outcome: ProcessOutcome, engineError: string | null, fields: ErrorFields | null, stderr: StderrNotes): ProcessOutcome {
+  if (engineError !== null) return explainByProvider(outcome, reportSign(engineError, fields), quoteText(engineError));
+  return explainByProvider(outcome, stderr.sign, stderr.first);
 }
 
 /** A turn that failed after running into a limit of its job: that is why, whatever else it said. */

@@ -3,7 +3,7 @@
 // `--model=`; a session id an engine reports is dropped unless it cannot be read as an option;
 // a prompt too large for an argument goes on stdin where the CLI reads it there, or is refused
 // with INVALID_PARAMS before anything is stored; an engine that cannot be started is named, with
-// the OS error, but never its command line; a job's error message is bounded.
+// the OS error, but never its command line; a job's error message quotes long stderr lines cut.
 import t from 'tap';
 import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -163,12 +163,12 @@ t.test('gemini and iflow: an empty reply gets INVALID_PARAMS (the CLI exits on a
   }
 });
 
-t.test("a job's error message is at most 4096 bytes, cut with an ellipsis, in jobs/get and jobs/result", async (t) => {
+t.test("a job's error message quotes megabytes of stderr in a few hundred bytes, the same in jobs/get and jobs/result", async (t) => {
   const done = await waitForStatus(client, (await create(client, 'codex', { input: { scenario: 'exit1_long_stderr' } })).job_id);
   t.equal(done.error?.code, 'ENGINE_EXIT_NONZERO');
   const message = done.error?.message ?? '';
-  t.equal(Buffer.byteLength(message), 4096);
-  t.match(message, /^engine exited with code 1: error 1: x+…$/, 'the stderr tail, oldest line first, cut');
+  t.ok(Buffer.byteLength(message) < 1024, `${Buffer.byteLength(message)} bytes`);
+  t.match(message, /^engine exited with code 1: error 1: x{200,}… \| … \| fatal: engine crashed$/, 'the first stderr line, cut, and the last');
   const result = await client.request<{ error: { message: string } }>('jobs/result', { job_id: done.job_id });
   t.equal(result.error.message, message);
 });

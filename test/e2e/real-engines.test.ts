@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { codex } from '../../daemon/engines/codex.js';
 import { realEngineBins } from '../fixtures/engine-homes.js';
 import type { ModelRequest } from '../fixtures/model-server.js';
-import { processesIn, realEngineRig } from '../helpers/real-engine-runs.js';
+import { REFUSED_KEY, processesIn, realEngineRig } from '../helpers/real-engine-runs.js';
 import { ROOT, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { NO_SANDBOX } from '../helpers/sandbox.js';
 import { lanAddress, refusalsOf, trapListener } from '../helpers/network.js';
@@ -140,6 +140,16 @@ for (const engine of ['codex', 'gemini', 'claude'] as const) {
       t.ok((await processesIn(workspace)).length >= 1, 'the engine runs');
       t.match(await client.request('jobs/cancel', { job_id: created.job_id }), { status: 'canceled' });
       t.same(await processesIn(workspace), [], 'nothing is left running in the job workspace');
+    });
+
+    // Claude Code retries a refused key and a 429 for minutes (its error result, recorded without
+    // retries, is read in test/unit/provider-errors.test.ts); Codex and Gemini run here without retries.
+    t.test("the provider refusing the key, or limiting the requests, is the job's error code, quoting the engine but never the key", { skip: engine === 'claude' ? 'Claude Code retries for minutes' : false }, async (t) => {
+      const refused = await waitForStatus(client, (await create('key_refused')).job_id);
+      t.match(refused, { status: 'failed', error: { code: 'PROVIDER_AUTH_FAILED', message: /^the model provider refused the engine's key \(HTTP 401\): .*Incorrect API key provided: \[redacted\]/ } });
+      t.notMatch(refused.error?.message ?? '', REFUSED_KEY);
+      const limited = await waitForStatus(client, (await create('rate_limited')).job_id);
+      t.match(limited, { status: 'failed', error: { code: 'PROVIDER_RATE_LIMITED', message: /^the model provider limited the engine's requests \(HTTP 429\) and the engine gave up: / } });
     });
 
     t.test('resuming a lost session fails with SESSION_RESUME_FAILED', async (t) => {

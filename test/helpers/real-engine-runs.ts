@@ -8,6 +8,9 @@ import { ENGINE_NAMES, FIXTURES, TestDaemon } from './daemon.js';
 // look at what runs in a job's folder.
 export { processesIn } from '../../bench/lib/proc.js';
 
+/** A made-up key the scripted provider quotes back when it refuses one (`key_refused`), as OpenAI's API does. */
+export const REFUSED_KEY = 'sk-proj-refused0123456789abcdefghijklmnopqrstuvwxyzAB';
+
 /** The scripted model: the scenario comes from the first-turn prompt's `- scenario:` line. */
 export function model(request: ModelRequest): ModelReply {
   const first = request.userTexts.find((text) => text.startsWith('Run the skill')) ?? '';
@@ -50,6 +53,10 @@ export function model(request: ModelRequest): ModelReply {
       return request.afterToolResult ? { hang: true } : { toolCall: { command: 'sleep 1000' } };
     case 'hang':
       return { hang: true };
+    case 'key_refused':
+      return { error: { status: 401, message: `Incorrect API key provided: ${REFUSED_KEY}` } };
+    case 'rate_limited':
+      return { error: { status: 429, message: 'Rate limit reached for requests' } };
     default:
       return done();
   }

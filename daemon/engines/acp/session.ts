@@ -102,7 +102,7 @@ export class AcpSession implements LiveSession {
         if (this.#closed !== null) throw this.#closed;
         // Only the agent's own error answer ends the turn; a connection that broke (a failed
         // write) is no end of turn, and the turn rejects as a dead process's would.
-        if (error instanceof RequestError) return turn.messages.failed(error.message);
+        if (error instanceof RequestError) return turn.messages.failed(error.message, error.code);
         throw error;
       }
       if (next.kind === 'stop') return turn.messages.stopped(next.stopReason, acpUsage(next.response));

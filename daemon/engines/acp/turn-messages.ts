@@ -1,6 +1,7 @@
 import type { SessionUpdate, StopReason } from '@agentclientprotocol/sdk';
 import type { Usage } from '../../model/usage.js';
 import type { LiveEvent, LiveTurnResult } from '../live-session.js';
+import { acpErrorFields } from '../provider-errors.js';
 
 /**
  * The assistant messages of one ACP turn. A message is a run of `agent_message_chunk` texts; it
@@ -49,9 +50,10 @@ export class TurnMessages {
     return this.#result('failed', `the agent stopped the turn: ${reason}`, usage);
   }
 
-  /** The agent answered the prompt with an error instead of a stop reason (and no usage). */
-  failed(message: string): LiveTurnResult {
-    return this.#result('failed', message, null);
+  /** The agent answered the prompt with an error instead of a stop reason (and no usage); its code, for Gemini, is the provider's status. */
+  failed(message: string, code?: number): LiveTurnResult {
+    const fields = acpErrorFields(code);
+    return { ...this.#result('failed', message, null), ...(fields === null ? {} : { errorFields: fields }) };
   }
 
   #result(outcome: LiveTurnResult['outcome'], error: string | null, usage: Usage | null): LiveTurnResult {

@@ -1,6 +1,7 @@
 import { ClaudeCalls, assistantText, resultError } from './events.js';
 import { modelArgs } from '../engine.js';
 import { parseObject } from '../json-text.js';
+import { claudeErrorFields } from '../provider-errors.js';
 import type { ApprovalDecision, ApprovalRequest, LiveEvent, LiveIo, LiveProtocol, LiveSession, LiveStart, LiveTurnResult } from '../live-session.js';
 
 /**
@@ -112,7 +113,8 @@ class StreamJsonSession implements LiveSession {
     this.#approvals.clear();
     const error = resultError(event);
     const outcome = error === null ? 'completed' : turn.interrupted ? 'interrupted' : 'failed';
-    turn.resolve({ outcome, messages: [...turn.messages], error: outcome === 'failed' ? error : null, usage });
+    const fields = outcome === 'failed' ? claudeErrorFields(event) : null;
+    turn.resolve({ outcome, messages: [...turn.messages], error: outcome === 'failed' ? error : null, usage, ...(fields === null ? {} : { errorFields: fields }) });
   }
 
   /** A permission request (`can_use_tool`): the turn waits until `answer`. Anything else is refused. */

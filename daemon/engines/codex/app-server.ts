@@ -2,6 +2,7 @@ import { JSONRPCClient, JSONRPCServer, JSONRPCServerAndClient } from 'json-rpc-2
 import { NO_USAGE, addUsage, tokenCount, type Usage } from '../../model/usage.js';
 import { sessionIdOf } from '../engine.js';
 import { fieldsOf } from '../reported-usage.js';
+import { codexErrorFields } from '../provider-errors.js';
 import { type ApprovalDecision, type ApprovalRequest, type LiveEvent, type LiveIo, type LiveProtocol, type LiveSession, type LiveStart, type LiveTurnResult } from '../live-session.js';
 
 /**
@@ -30,7 +31,7 @@ interface Turn {
 interface TurnView {
   id?: string;
   status?: string;
-  error?: { message?: string } | null;
+  error?: { message?: string; codexErrorInfo?: unknown } | null;
 }
 
 class AppServerSession implements LiveSession {
@@ -139,7 +140,8 @@ class AppServerSession implements LiveSession {
     if (turn === null || (turn.id !== null && view.id !== undefined && view.id !== turn.id)) return;
     const outcome = view.status === 'completed' ? 'completed' : view.status === 'interrupted' ? 'interrupted' : 'failed';
     const error = outcome === 'failed' ? (view.error?.message ?? `turn ended with status ${String(view.status)}`) : null;
-    this.#endTurn(turn, () => turn.resolve({ outcome, messages: [...turn.messages], error, usage: turn.usage }));
+    const fields = outcome === 'failed' ? codexErrorFields(view.error?.codexErrorInfo) : null;
+    this.#endTurn(turn, () => turn.resolve({ outcome, messages: [...turn.messages], error, usage: turn.usage, ...(fields === null ? {} : { errorFields: fields }) }));
   }
 
   /**
