@@ -47,6 +47,12 @@ export function boundError(error: JobError): JobError {
   return { code: error.code, message: `${bytes.subarray(0, end).toString('utf8')}${ELLIPSIS}` };
 }
 
+/** Who started a job: the user of the connection that created it (docs/access.md), by uid and by name (hosts of a cluster may number users differently). */
+export interface JobOwner {
+  uid: number;
+  user: string;
+}
+
 /** A job exactly as it is stored and sent on the wire (docs/protocol.md, "Job"). */
 export interface Job {
   job_id: string;
@@ -74,6 +80,8 @@ export interface Job {
   session_handle: SessionHandle | null;
   warnings: WarningCode[];
   error: JobError | null;
+  /** Who created it; absent in records written before owners existed (such a job is an administrator's alone in `owner` access). */
+  owner?: JobOwner;
   /** What its model calls used so far, counted at each turn's end (model/usage.ts). Absent until a turn reports any, and in older records. */
   usage?: Usage;
   created_at: string;
