@@ -28,6 +28,10 @@ import type { SlotPool } from './slots/pool.js';
 import type { StateLockView } from './state-lock.js';
 import type { Store } from './store/store.js';
 import type { Subscriptions } from './subscriptions.js';
+import { Callers } from './callers.js';
+import type { UserDirectory } from './base/users.js';
+import { maySee } from './model/access.js';
+import { checkShareWith, guardJobs, listView, pruneFilter } from './api-access.js';
 
 export interface ApiDeps {
   version: string;
@@ -58,11 +62,15 @@ export interface ApiDeps {
   requestStop(engines: Config['engines_on_stop']): void;
   /** The hosts of a shared store; null: this daemon is the only one (files store). */
   hosts: (() => Promise<HostView[]>) | null;
+  /** Who each connection is, and what it may see (docs/access.md). */
+  callers: Callers;
+  users: UserDirectory;
 }
 
 /** The method implementations; params arrive already checked against `METHOD_PARAMS`. */
 export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connection>> {
-  return {
+  const viewer = (conn: Connection) => d.callers.of(conn);
+  return guardJobs({
     'daemon/ping': () => ({ ok: true, version: d.version, protocol: PROTOCOL_VERSION }),
     'daemon/stop': (params) => {
       const engines = (params as { engines?: Config['engines_on_stop'] }).engines ?? d.config.engines_on_stop;
@@ -98,15 +106,24 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     },
     'skills/subscribe': (_params, conn) => d.subscriptions.watchSkills(conn),
     'engines/list': async () => ({ engines: await d.engines.list((name) => d.probe.profileFor(name)) }),
-    'jobs/create': (params) => d.supervisor.create(params as CreateParams),
-    'jobs/get': async (params) => ((await withHosts(d, [await d.supervisor.get((params as { job_id: string }).job_id)]))[0]),
-    'jobs/list': async (params) => {
+    'jobs/create': (params, conn) => {
+      checkShareWith((params as CreateParams).share_with, d.users);
+      return d.supervisor.create(params as CreateParams, Callers.ownerOf(viewer(conn)));
+    },
+    'jobs/get': async (params) => {
+      const jobId = (params as { job_id: string }).job_id;
+      const [job] = await withHosts(d, [await d.supervisor.get(jobId)]);
+      // What the job was asked to do, as jobs/create named it.
+      const request = await d.queries.request(jobId);
+      return { ...job, input: request.input ?? {}, parameter: request.parameter ?? {} };
+    },
+    'jobs/list': async (params, conn) => {
       const p = params as { status?: JobStatus; skill_id?: string; id_prefix?: string; limit?: number; before?: string };
       if (p.before !== undefined) await d.queries.requireJob(p.before);
-      const page = await d.store.listJobs({ ...p, limit: p.limit ?? 50 });
+      const page = await d.store.listJobs({ ...p, limit: p.limit ?? 50, ...listView(viewer(conn)) });
       return { ...page, jobs: await withHosts(d, page.jobs) };
     },
-    'jobs/retry': async (params) => d.supervisor.create(await retryRequest(d.queries, (params as { job_id: string }).job_id)),
+    'jobs/retry': async (params, conn) => d.supervisor.create(await retryRequest(d.queries, (params as { job_id: string }).job_id), Callers.ownerOf(viewer(conn))),
     'jobs/cancel': (params) => d.router.cancel((params as { job_id: string }).job_id),
     'jobs/pending': (params) => d.queries.pending((params as { job_id: string }).job_id),
     'jobs/reply': (params) => d.router.reply(params as ReplyParams),
@@ -117,17 +134,23 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     'jobs/result': (params) => d.queries.result((params as { job_id: string }).job_id),
     'jobs/logs': (params) => d.router.logs(params as LogsParams),
     'jobs/artifact': (params) => d.router.artifact(params as ArtifactParams),
-    'jobs/prune': (params) => {
+    'jobs/prune': (params, conn) => {
       const p = params as { older_than_sec?: number; status?: JobStatus[]; dry_run?: boolean };
-      return d.retention.prune({ older_than_ms: p.older_than_sec === undefined ? undefined : p.older_than_sec * 1000, statuses: p.status }, p.dry_run ?? false);
+      return d.retention.prune({ older_than_ms: p.older_than_sec === undefined ? undefined : p.older_than_sec * 1000, statuses: p.status }, p.dry_run ?? false, pruneFilter(viewer(conn)));
     },
     'jobs/subscribe': async (params, conn) => {
       const p = params as { job_id?: string; after_seq?: number };
       if (p.job_id !== undefined) await d.queries.requireJob(p.job_id);
-      return d.subscriptions.subscribe(conn, p);
+      const who = viewer(conn);
+      // Of every job, those this caller may see: each job is looked up once, at its first event.
+      const sees = who.all ? undefined : async (jobId: string) => {
+        const job = await d.store.getJob(jobId);
+        return job !== undefined && maySee(who, job);
+      };
+      return d.subscriptions.subscribe(conn, p, sees);
     },
     'jobs/unsubscribe': (params, conn) => d.subscriptions.unsubscribe(conn, (params as { subscription_id: string }).subscription_id),
-  };
+  }, viewer, d.store);
 }
 
 /**

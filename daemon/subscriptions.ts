@@ -13,6 +13,10 @@ interface Subscription {
   followers: Map<string, Follower>;
   /** Lets the connection count as idle again. */
   release: () => void;
+  /** Of every job, whether the subscriber may see this one (docs/access.md); absent: every job. */
+  sees?: (jobId: string) => Promise<boolean>;
+  /** Jobs looked up with `sees`: true to follow, false to leave out, a promise while it is asked. */
+  judged: Map<string, boolean | Promise<boolean>>;
 }
 
 /**
@@ -40,13 +44,14 @@ export class Subscriptions {
     });
   }
 
-  subscribe(conn: EventOutlet, params: { job_id?: string; after_seq?: number }): { subscription_id: string } {
+  /** `sees`: for a subscription to every job, which jobs it may be told of (the caller's, docs/access.md). */
+  subscribe(conn: EventOutlet, params: { job_id?: string; after_seq?: number }, sees?: (jobId: string) => Promise<boolean>): { subscription_id: string } {
     if (params.after_seq !== undefined && params.job_id === undefined) {
       throw new SkilldError('INVALID_PARAMS', 'after_seq needs job_id: replay is per job');
     }
     const id = `sub-${randomBytes(6).toString('hex')}`;
     // A connection that waits for events has something to do: it is not closed as idle.
-    const sub: Subscription = { id, conn, jobId: params.job_id ?? null, followers: new Map(), release: conn.hold() };
+    const sub: Subscription = { id, conn, jobId: params.job_id ?? null, followers: new Map(), release: conn.hold(), judged: new Map(), ...(sees === undefined || params.job_id !== undefined ? {} : { sees }) };
     this.#subs.set(id, sub);
     conn.onClose(() => this.#drop(sub));
     if (params.job_id !== undefined && params.after_seq !== undefined) {
@@ -88,10 +93,27 @@ export class Subscriptions {
     return new Set([...[...this.#subs.values()].map((sub) => sub.conn), ...this.#skillWatchers]);
   }
 
-  /** A live event: to the job's follower, made for it on its first event (from that event on). */
+  /**
+   * A live event: to the job's follower, made for it on its first event (from that event on). Where
+   * the subscriber may see only some jobs, a job is asked about at its first event; its follower,
+   * once allowed, reads what came meanwhile from the store, from that first event on.
+   */
   #deliver(sub: Subscription, event: JobEventRecord): void {
     if (sub.jobId !== null && sub.jobId !== event.job_id) return;
-    (sub.followers.get(event.job_id) ?? this.#follow(sub, event.job_id, event.seq - 1)).offer(event);
+    const follower = sub.followers.get(event.job_id);
+    if (follower !== undefined) return follower.offer(event);
+    if (sub.sees === undefined) return this.#follow(sub, event.job_id, event.seq - 1).offer(event);
+    const judged = sub.judged.get(event.job_id);
+    if (judged === true) return this.#follow(sub, event.job_id, event.seq - 1).offer(event);
+    if (judged === false && event.type === 'finished') sub.judged.delete(event.job_id);
+    if (judged !== undefined) return;
+    const asking = sub.sees(event.job_id).catch(() => false);
+    sub.judged.set(event.job_id, asking);
+    void asking.then((allowed) => {
+      if (!this.#subs.has(sub.id)) return;
+      sub.judged.set(event.job_id, allowed);
+      if (allowed && !sub.followers.has(event.job_id)) this.#follow(sub, event.job_id, event.seq - 1).catchUp();
+    });
   }
 
   #follow(sub: Subscription, jobId: string, afterSeq: number, replay = false): Follower {
@@ -104,6 +126,7 @@ export class Subscriptions {
         if (sub.jobId === null && event.type === 'finished') {
           follower.stop();
           sub.followers.delete(jobId);
+          sub.judged.delete(jobId);
         }
       },
       onReadFailed: (error) => this.#logger.warn({ err: error, job_id: jobId, subscription_id: sub.id }, 'could not read a job\'s events for a subscriber; trying again'),
@@ -117,5 +140,6 @@ export class Subscriptions {
     sub.release();
     for (const follower of sub.followers.values()) follower.stop();
     sub.followers.clear();
+    sub.judged.clear();
   }
 }

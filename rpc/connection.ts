@@ -1,3 +1,4 @@
+import { peerCredentials, type PeerCredentials } from './peer-credentials.js';
 import type { Socket } from 'node:net';
 import type { Activity } from './activity.js';
 import { LineSplitter, MAX_RPC_LINE_BYTES, encodeLine } from './framing.js';
@@ -30,6 +31,8 @@ export type LineHandler = (line: string, conn: Connection) => Promise<void>;
  */
 export class Connection {
   readonly id: number;
+  /** Who connected, as the kernel says (SO_PEERCRED); null where it cannot be read. */
+  readonly peer: PeerCredentials | null;
   readonly #socket: Socket;
   readonly #closeHandlers: Array<() => void> = [];
   readonly #limiter: Limiter;
@@ -43,6 +46,7 @@ export class Connection {
   /** `activity` is told what the connection does, for its deadlines (see RpcServer). */
   constructor(id: number, socket: Socket, onLine: LineHandler, budget: InboundBudget, activity: Activity) {
     this.id = id;
+    this.peer = peerCredentials(socket);
     this.#socket = socket;
     this.#budget = budget;
     this.#activity = activity;

@@ -17,6 +17,9 @@ const MODEL_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$';
  * The longest wait or turn a job may have, in seconds: a year (365 days). A person may answer
  * days later; the bound keeps every deadline a date the daemon can store and arm.
  */
+/** A `share_with` or `access.admins` entry: `user:<name>` or `group:<name>`, a name as the system's tools allow it. */
+export const SHARE_ENTRY_PATTERN = '^(user|group):([A-Za-z0-9._][A-Za-z0-9._-]{0,63}\\$?)$';
+
 export const MAX_TIMEOUT_SEC = 365 * 24 * 60 * 60;
 
 export { PROTOCOL_VERSION } from './protocol-version.js';
@@ -46,6 +49,8 @@ export const METHOD_PARAMS = {
       parameter: { type: 'object' },
       model: { type: 'string', pattern: MODEL_PATTERN },
       approvals: { enum: ['auto', 'ask'] },
+      // Each must name a user or group of the host (docs/access.md).
+      share_with: { type: 'array', maxItems: 64, uniqueItems: true, items: { type: 'string', pattern: SHARE_ENTRY_PATTERN } },
     },
   },
   'jobs/get': byJob,

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { parseDuration } from '../../rpc/duration.js';
 import { MAX_TIMEOUT_SEC } from '../../rpc/methods.js';
 import { ENGINE_NAMES, type EngineName } from '../model/job.js';
+import { validateAccess, type AccessConfig } from './config-access.js';
 import { DEFAULT_NETWORK, validateEngineNetwork, validateGateway, validateNetwork, type GatewayConfig, type NetworkConfig } from './config-network.js';
 import type { AllowEntry } from './allow-entry.js';
 import { DEFAULT_LIMITS, sandboxPaths, validateLimits, validateSandbox, type Limits, type SandboxConfig, type SandboxPaths } from './config-sandbox.js';
@@ -73,6 +74,8 @@ export interface Config {
   limits: Limits;
   /** A job's network (docs/network.md). */
   network: NetworkConfig;
+  /** Who may see and act on which jobs (docs/access.md). */
+  access: AccessConfig;
   retention: RetentionConfig;
   engines: Record<EngineName, EngineConfig>;
   /** The config file read at start, if any (not a key): jobs' sandboxes hide it. */
@@ -197,7 +200,7 @@ export const MAX_LEASE_TTL_MS = 24 * 60 * 60 * 1000;
 /** The longest `line_timeout_sec` and `idle_timeout_sec`, a day. */
 export const MAX_CONNECTION_TIMEOUT_SEC = 24 * 60 * 60;
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines_on_stop', 'sandbox', 'limits', 'network', 'retention', 'engines'];
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines_on_stop', 'sandbox', 'limits', 'network', 'access', 'retention', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
@@ -249,6 +252,7 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     sandbox: validateSandbox(raw['sandbox'], fail),
     limits: validateLimits(raw['limits'] ?? {}, 'limits', fail, DEFAULT_LIMITS),
     network: raw['network'] === undefined ? DEFAULT_NETWORK : validateNetwork(raw['network'], fail),
+    access: validateAccess(raw['access'], fail),
     retention: validateRetention(raw['retention'] ?? {}, fail),
     engines: validateEngines(raw['engines'] ?? {}, fail),
     config_file: filePath === null ? null : resolve(filePath),

@@ -15,6 +15,8 @@ export interface CreateParams {
   parameter?: Record<string, unknown>;
   model?: string;
   approvals?: ApprovalMode;
+  /** Who else may see and act on the job (docs/access.md): `user:<name>`, `group:<name>`. */
+  share_with?: string[];
 }
 
 export interface CreatePlan {

@@ -8,7 +8,7 @@ import { asStorageError } from '../store/storage-fault.js';
 import type { JobDocs } from '../store/job-docs.js';
 import type { Store } from '../store/store.js';
 import { planCreate, type CreateParams, type CreatePlan } from './create-request.js';
-import type { EngineName, InteractiveProfile, Job } from '../model/job.js';
+import type { EngineName, InteractiveProfile, Job, JobOwner } from '../model/job.js';
 import { newJob, storeNewJob } from './new-job.js';
 import type { RunFolder } from '../model/run-folder.js';
 
@@ -37,7 +37,7 @@ export class JobCreation {
   }
 
   /** The new job, stored as `queued`, and the plan its turns are built from. */
-  async create(params: CreateParams): Promise<{ job: Job; plan: CreatePlan }> {
+  async create(params: CreateParams, owner?: JobOwner): Promise<{ job: Job; plan: CreatePlan }> {
     const { config, store, sandbox } = this.#d;
     const plan = planCreate(params, this.#d.skills);
     const refused = sandbox.refuseJob(plan.engine) ?? sandbox.checkInputPaths(inputPaths(plan.skill.input_paths, plan.input));
@@ -47,7 +47,7 @@ export class JobCreation {
     try {
       if ((await store.countByStatus()).queued + this.#creating > config.max_queue) throw new SkilldError('QUEUE_FULL', `${config.max_queue} jobs are already queued (max_queue)`);
       const profile = plan.mode === 'interactive' ? await this.#d.profileFor(plan.engine) : null;
-      const job = newJob(plan, params, config, profile, this.#d.clock.now());
+      const job = newJob(plan, params, config, profile, this.#d.clock.now(), owner);
       await storeNewJob(job, plan, this.#d.docs, this.#d.runFolder(job.job_id));
       return { job, plan };
     } catch (error) {

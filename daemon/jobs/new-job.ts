@@ -3,7 +3,7 @@ import type { Config } from '../base/config.js';
 import type { JobDocs } from '../store/job-docs.js';
 import { checkApprovals } from './approvals.js';
 import type { CreateParams, CreatePlan } from './create-request.js';
-import type { InteractiveProfile, Job } from '../model/job.js';
+import type { InteractiveProfile, Job, JobOwner } from '../model/job.js';
 import type { RunFolder } from '../model/run-folder.js';
 import { checkFirstPrompt } from './turn-plan.js';
 
@@ -16,10 +16,16 @@ export function newJobId(now: Date): string {
   return `job-${randomBytes(5).toString('hex')}-${now.getTime().toString(36).padStart(9, '0')}`;
 }
 
-/** The record of a job just created: queued, no attempt yet, limits from the request or the config. */
-export function newJob(plan: CreatePlan, params: CreateParams, config: Config, profile: InteractiveProfile | null, now: Date): Job {
+/**
+ * The record of a job just created: queued, no attempt yet, limits from the request or the config;
+ * its owner, and who it is shared with (the request's entries and its skill's).
+ */
+export function newJob(plan: CreatePlan, params: CreateParams, config: Config, profile: InteractiveProfile | null, now: Date, owner?: JobOwner): Job {
   const at = now.toISOString();
+  const shared = [...new Set([...(params.share_with ?? []), ...plan.skill.share_with])];
   return {
+    ...(owner === undefined ? {} : { owner }),
+    ...(shared.length === 0 ? {} : { share_with: shared }),
     job_id: newJobId(now),
     skill_id: plan.skill.id,
     skill_version: plan.skill.version,

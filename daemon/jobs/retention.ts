@@ -6,6 +6,7 @@ import type { Logger } from '../base/logger.js';
 import { crashPoint } from '../store/crash-points.js';
 import type { ExpiryQuery, Store } from '../store/store.js';
 import type { JobStatus } from '../model/states.js';
+import type { Job } from '../model/job.js';
 
 /** What `jobs/prune` removes: jobs finished longer ago than `older_than_ms` (0: all), of `statuses`. */
 export interface PruneSelection {
@@ -133,12 +134,15 @@ export class Retention {
     return answer;
   }
 
-  /** `jobs/prune`: the selection given, or the policy when none is. */
-  prune(selection: PruneSelection, dryRun: boolean): Promise<PruneAnswer> {
+  /**
+   * `jobs/prune`: the selection given, or the policy when none is; with `only`, just the jobs of
+   * that selection it keeps (those the caller may act on, docs/access.md).
+   */
+  prune(selection: PruneSelection, dryRun: boolean, only?: (job: Job) => boolean): Promise<PruneAnswer> {
     const query = selection.older_than_ms === undefined && selection.statuses === undefined
       ? this.#policyQuery()
       : { finished_before: new Date(this.#d.clock.now().getTime() - (selection.older_than_ms ?? 0)).toISOString(), ...(selection.statuses === undefined ? {} : { statuses: selection.statuses }) };
-    return this.#serial(() => this.#remove(query, dryRun));
+    return this.#serial(() => this.#remove(query, dryRun, only));
   }
 
   #policyQuery(): Omit<ExpiryQuery, 'limit'> {
@@ -149,7 +153,7 @@ export class Retention {
     };
   }
 
-  async #remove(query: Omit<ExpiryQuery, 'limit'>, dryRun: boolean): Promise<PruneAnswer> {
+  async #remove(query: Omit<ExpiryQuery, 'limit'>, dryRun: boolean, only?: (job: Job) => boolean): Promise<PruneAnswer> {
     const selection = { finished_before: query.finished_before ?? null, keep_newest: query.keep_newest ?? null, statuses: query.statuses === undefined ? null : [...query.statuses] };
     const answer: PruneAnswer = { dry_run: dryRun, count: 0, job_ids: [], truncated: false, selection };
     const note = (ids: readonly string[]): void => {
@@ -158,6 +162,17 @@ export class Retention {
       answer.truncated = answer.count > answer.job_ids.length;
     };
     if (query.finished_before === undefined && query.keep_newest === undefined) return answer;
+    if (only !== undefined) {
+      // The selection whole, then the caller's part of it: a batch of others' jobs must not end the prune.
+      const mine: string[] = [];
+      for (const { job_id } of await this.#d.store.expiredJobs({ ...query, limit: Number.MAX_SAFE_INTEGER })) {
+        const job = await this.#d.store.getJob(job_id);
+        if (job !== undefined && only(job)) mine.push(job_id);
+      }
+      if (dryRun) note(mine);
+      else for (let i = 0; i < mine.length; i += BATCH) note(await this.#removeBatch(mine.slice(i, i + BATCH)));
+      return answer;
+    }
     if (dryRun) {
       note((await this.#d.store.expiredJobs({ ...query, limit: Number.MAX_SAFE_INTEGER })).map((job) => job.job_id));
       return answer;
@@ -165,17 +180,22 @@ export class Retention {
     for (;;) {
       const batch = (await this.#d.store.expiredJobs({ ...query, limit: BATCH })).map((job) => job.job_id);
       if (batch.length === 0) return answer;
-      // Nothing of the job runs any more, and its last events are stored, before its rows go.
-      await Promise.all(batch.map((id) => this.#d.settled(id)));
-      await Promise.all(batch.map((id) => this.#d.closeEvents(id)));
-      const removed = await this.#d.store.removeJobs(batch);
-      // One folder at a time: the I/O threads stay free for the requests being served meanwhile.
-      for (const id of removed) await this.#removeFolder(id);
+      const removed = await this.#removeBatch(batch);
       note(removed);
       // A batch the store would not remove (another host removed it meanwhile) ends the round.
       if (removed.length === 0 || batch.length < BATCH) return answer;
       await new Promise((resolve) => setImmediate(resolve));
     }
+  }
+
+  /** Removes finished jobs: nothing of them runs any more and their last events are stored before their rows go, then their folders. */
+  async #removeBatch(batch: string[]): Promise<string[]> {
+    await Promise.all(batch.map((id) => this.#d.settled(id)));
+    await Promise.all(batch.map((id) => this.#d.closeEvents(id)));
+    const removed = await this.#d.store.removeJobs(batch);
+    // One folder at a time: the I/O threads stay free for the requests being served meanwhile.
+    for (const id of removed) await this.#removeFolder(id);
+    return removed;
   }
 
   /** The run folders on this host whose job is gone (removed by another host, or a crash before its folder went). */

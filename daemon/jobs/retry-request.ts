@@ -27,5 +27,6 @@ export async function retryRequest(queries: JobQueries, jobId: string): Promise<
     parameter: request.parameter ?? {},
     ...(job.model === null ? {} : { model: job.model }),
     ...(job.approvals === undefined ? {} : { approvals: job.approvals }),
+    ...(job.share_with === undefined || job.share_with.length === 0 ? {} : { share_with: job.share_with }),
   };
 }

@@ -5,7 +5,7 @@ import type { SupervisorDeps } from './supervisor-deps.js';
 import { Deadlines } from './deadlines.js';
 import { Histories } from './histories.js';
 import { autoDecideResponse, pendingKind } from '../model/interactions.js';
-import type { Job, JobError } from '../model/job.js';
+import type { Job, JobError, JobOwner } from '../model/job.js';
 import { JobBases } from './job-bases.js';
 import { JobCreation } from './job-creation.js';
 import { JobTasks } from './job-tasks.js';
@@ -92,8 +92,9 @@ export class Supervisor {
     return this.#queries.folder(jobId);
   }
 
-  async create(params: CreateParams): Promise<Job> {
-    const { job, plan } = await this.#creation.create(params);
+  /** `jobs/create`: the job, owned by `owner` (docs/access.md). */
+  async create(params: CreateParams, owner?: JobOwner): Promise<Job> {
+    const { job, plan } = await this.#creation.create(params, owner);
     // The validated definition and the request serve the job's turns; after a restart they are
     // read back from the job's documents.
     this.#bases.set(job.job_id, { skill: plan.skill, request: { input: plan.input, parameter: plan.parameter } });

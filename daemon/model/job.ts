@@ -82,6 +82,8 @@ export interface Job {
   error: JobError | null;
   /** Who created it; absent in records written before owners existed (such a job is an administrator's alone in `owner` access). */
   owner?: JobOwner;
+  /** Who else may see and act on it besides its owner and administrators: `user:<name>`, `group:<name>` (docs/access.md). */
+  share_with?: string[];
   /** What its model calls used so far, counted at each turn's end (model/usage.ts). Absent until a turn reports any, and in older records. */
   usage?: Usage;
   created_at: string;

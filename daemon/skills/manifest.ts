@@ -1,3 +1,4 @@
+import { SHARE_ENTRY } from '../model/access.js';
 import { basename, join, normalize } from 'node:path';
 import { jsonProblem } from '../../rpc/json-problem.js';
 import { didYouMean } from '../../rpc/nearest.js';
@@ -35,6 +36,8 @@ export interface SkillDefinition {
   limits: Partial<Limits>;
   /** Where its jobs may connect besides their engine's hosts (runner.json `network.allow`, docs/network.md). */
   network_allow: AllowEntry[];
+  /** Who its jobs are shared with besides their owner (runner.json `share_with`, docs/access.md). */
+  share_with: string[];
   schemas: Record<SchemaKey, object | null>;
   validators: Record<SchemaKey, Validator | null>;
   /** The bytes this definition was built from: a job's snapshot is written from them. */
@@ -77,6 +80,7 @@ const MANIFEST_SCHEMA = {
     input_paths: { type: 'object', additionalProperties: { enum: ['read_only', 'read_write'] } },
     limits: { type: 'object' },
     network: { type: 'object', additionalProperties: false, properties: { allow: { type: 'array' } } },
+    share_with: { type: 'array', maxItems: 64, uniqueItems: true, items: { type: 'string', pattern: SHARE_ENTRY.source } },
   },
 };
 const validateManifest = compileSchema(MANIFEST_SCHEMA);
@@ -97,6 +101,7 @@ interface Manifest {
   input_paths?: Record<string, PathAccess>;
   limits?: unknown;
   network?: { allow?: unknown };
+  share_with?: string[];
 }
 
 /** How a job's sandbox shows a path its input names (`input_paths` in runner.json). */
@@ -159,6 +164,7 @@ export async function loadSkill(dir: string, expectedId: string = basename(dir))
     input_paths: m.input_paths ?? {},
     limits,
     network_allow: allow,
+    share_with: m.share_with ?? [],
     schemas,
     validators,
     files,

@@ -1,3 +1,4 @@
+import { seenBy, type VisibleTo } from '../model/access.js';
 import type { Job } from '../model/job.js';
 import { JOB_STATUSES, type JobStatus } from '../model/states.js';
 import { decodeFinishedLine, type FinishedRecord } from './finished-log.js';
@@ -13,6 +14,8 @@ interface Entry {
   job: Job | null;
   /** A finished job's line, parsed when it is read. */
   line: string | null;
+  /** Who may see it besides administrators (its owner's name, its share entries), read once when a list first asks. */
+  access?: { owner: { user: string } | null; share_with: readonly string[] };
 }
 
 /** The first place in sorted `ids` whose id is not below `key`. */
@@ -158,6 +161,7 @@ export class JobIndex {
       if (entry === undefined) continue;
       if (query.status !== undefined && entry.status !== query.status) continue;
       if (query.skill_id !== undefined && entry.skill_id !== query.skill_id) continue;
+      if (query.visible_to !== undefined && !visible(entry, query.visible_to)) continue;
       if (page.length === query.limit) return { jobs: page.map(read), next: page[page.length - 1]?.job_id ?? null };
       page.push(entry);
     }
@@ -175,6 +179,15 @@ export class JobIndex {
     }
     return positions.sort((a, b) => a - b);
   }
+}
+
+/** Whether the entry's job is seen in view `to` (model/access.ts); who may see it is read from the job once. */
+function visible(entry: Entry, to: VisibleTo): boolean {
+  if (entry.access === undefined) {
+    const job = read(entry);
+    entry.access = { owner: job.owner ?? null, share_with: job.share_with ?? [] };
+  }
+  return seenBy(entry.access, to);
 }
 
 function read(entry: Entry): Job {

@@ -1,8 +1,11 @@
+import type { VisibleTo } from '../model/access.js';
 import type { Job } from '../model/job.js';
 import type { JobStatus } from '../model/states.js';
 
 export interface JobQuery {
   status?: JobStatus;
+  /** Only the jobs seen in this view (model/access.ts); absent: every job. */
+  visible_to?: VisibleTo;
   skill_id?: string;
   /** Only jobs whose id starts with this (skillctl's short ids). */
   id_prefix?: string;

@@ -59,6 +59,7 @@ t.test('defaults without any XDG variables', async (t) => {
     sandbox: { mode: 'preferred', read_only: [], pass_env: [], run_as: null },
     limits: { processes: 512, memory: 4 * 1024 ** 3, tmp: 512 * 1024 ** 2, workspace: 10 * 1024 ** 3 },
     network: { mode: null, allow: [], skills_may_allow: true },
+    access: { mode: 'owner', admins: [] },
     retention: { max_age_ms: 30 * 24 * 3600 * 1000, max_jobs: null, interval_ms: 3600 * 1000 },
     engines: {
       codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
@@ -416,4 +417,16 @@ t.test('a broken default config file stops start-up with a message naming it', a
   const unknown = await configError(loadConfig(sources({ env: { XDG_CONFIG_HOME: xdg } })));
   t.match(unknown, /"max_concurent" is unknown/);
   t.ok(unknown.includes(path), unknown);
+});
+
+t.test('access: owner by default; shared, or an object with the mode and the administrators', async (t) => {
+  const load = async (access: unknown) => (await loadConfig(sources({ flags: { config: await configFile({ access }) } }))).access;
+  t.same(await load('shared'), { mode: 'shared', admins: [] });
+  t.same(await load({ admins: ['group:ops', 'user:alice', 'group:ops'] }), { mode: 'owner', admins: ['group:ops', 'user:alice'] });
+  const problem = async (access: unknown) => configError(loadConfig(sources({ flags: { config: await configFile({ access }) } })));
+  t.match(await problem('everyone'), /"access" must be one of owner, shared/);
+  t.match(await problem({ mode: 'open' }), /"access.mode" must be one of owner, shared/);
+  t.match(await problem({ admins: ['alice'] }), /"access.admins" has "alice", which is not "user:<name>" or "group:<name>"/);
+  t.match(await problem({ admins: 'group:ops' }), /"access.admins" must be a list/);
+  t.match(await problem({ owners: [] }), /"access.owners" is unknown/);
 });

@@ -46,6 +46,8 @@ export class PgStore implements Store {
     if (query.status !== undefined) where.push(`status = ${param(query.status)}`);
     if (query.skill_id !== undefined) where.push(`skill_id = ${param(query.skill_id)}`);
     if (query.id_prefix !== undefined) where.push(`starts_with(job_id, ${param(query.id_prefix)})`);
+    // Seen by its owner, or by one it is shared with (model/access.ts `seenBy`).
+    if (query.visible_to !== undefined) where.push(`(doc->'owner'->>'user' = ${param(query.visible_to.user)} OR EXISTS (SELECT 1 FROM json_array_elements_text(doc->'share_with') AS shared WHERE shared = ANY(${param([...query.visible_to.entries])})))`);
     if (query.before !== undefined) where.push(`(created_at, job_id) < (SELECT created_at, job_id FROM skilld.jobs WHERE job_id = ${param(query.before)})`);
     const sql = `SELECT doc FROM skilld.jobs ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`} ORDER BY created_at DESC, job_id DESC LIMIT ${param(query.limit + 1)}`;
     const { rows } = await this.#pool.query<{ doc: Job }>(sql, values);
