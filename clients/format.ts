@@ -54,6 +54,10 @@ const JOB_FIELD_TEXT: Record<string, (value: unknown) => string> = {
   error: (value) => (value === null ? '-' : errorText(value as CodedError)),
   interactive_profile: (value) => (value === null ? '-' : `${(value as { kind: string }).kind} (${(value as { reason: string }).reason})`),
   session_handle: (value) => (value === null ? '-' : cell((value as { handle_value: string }).handle_value)),
+  owner: (value) => cell((value as { user: string }).user),
+  share_with: (value) => (value as string[]).map(cell).join(', '),
+  input: (value) => clip(JSON.stringify(value)),
+  parameter: (value) => clip(JSON.stringify(value)),
   usage: (value) => {
     const usage = value as Record<string, number>;
     return `${usage['input_tokens']} tokens in (${usage['cached_input_tokens']} cached), ${usage['output_tokens']} out, ${usage['requests']} model calls`;
@@ -73,6 +77,7 @@ export function jobDetails(job: JobView): string {
 export function jobTable(jobs: JobView[], now: number, colour: boolean = colourOn(process.stdout)): string {
   const rows = jobs.map((job) => [
     job.job_id,
+    job.owner?.user ?? '-',
     job.skill_id,
     job.engine,
     job.execution_mode,
@@ -81,7 +86,7 @@ export function jobTable(jobs: JobView[], now: number, colour: boolean = colourO
     jobDuration(job, now),
     job.error?.code ?? '-',
   ]);
-  return table(['JOB_ID', 'SKILL', 'ENGINE', 'MODE', 'STATUS', 'CREATED', 'DURATION', 'ERROR'], rows);
+  return table(['JOB_ID', 'USER', 'SKILL', 'ENGINE', 'MODE', 'STATUS', 'CREATED', 'DURATION', 'ERROR'], rows);
 }
 
 type Data = Record<string, unknown>;

@@ -10,7 +10,7 @@ import type { JobView } from './wire.js';
 /** `run <skill> --engine E ...`: jobs/create; with `--wait`, or interactive on a terminal, follow the job. */
 export const runCommand: Command = {
   name: 'run',
-  usage: 'run <skill> --engine E [--mode auto|interactive] [--input k=v]... [--param k=v]... [--input-json JSON] [--param-json JSON] [--model M] [--timeout SEC] [--wait]',
+  usage: 'run <skill> --engine E [--mode auto|interactive] [--input k=v]... [--param k=v]... [--input-json JSON] [--param-json JSON] [--model M] [--timeout SEC] [--share user:NAME|group:NAME]... [--wait]',
   summary: 'create a job; --wait follows it (on a terminal with a status line) and prints its output (exit 1 if it fails); Ctrl-C stops following and leaves the job running (come back with attach, exit 130); see "interactive runs" below',
   options: {
     engine: { type: 'string', short: 'e' },
@@ -22,6 +22,7 @@ export const runCommand: Command = {
     model: { type: 'string' },
     timeout: { type: 'string' },
     wait: { type: 'boolean', short: 'w' },
+    share: { type: 'string', multiple: true },
   },
   positionals: [1, 1],
   skillArg: 0,
@@ -50,6 +51,7 @@ export function createParams(inv: Invocation): Record<string, unknown> {
     parameter: mergedObject(values, 'param'),
     model: stringOpt(values, 'model'),
     hard_timeout_sec: intOpt(values, 'timeout'),
+    share_with: listOpt(values, 'share').length === 0 ? undefined : listOpt(values, 'share'),
   });
 }
 

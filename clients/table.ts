@@ -31,6 +31,7 @@ const run = withHelp(runCommand, {
     model: { value: 'M', description: "the model the engine uses; default: the engine's own" },
     timeout: { value: 'SEC', description: "stop a turn that runs longer than SEC seconds (hard_timeout_sec); default: the daemon's hard_timeout_sec" },
     wait: { description: 'follow the job (on a terminal with a status line) and print its output as JSON (exit 1 if it fails); an interactive job stops at its first question' },
+    share: { value: 'user:NAME|group:NAME', description: 'let this user or group see and act on the job too (docs/access.md); may be repeated' },
   },
   examples: [
     'run summarize-text --engine codex --input text="$(cat notes.txt)" --wait',

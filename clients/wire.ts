@@ -14,6 +14,8 @@ export interface JobView {
   status: string;
   created_at: string;
   error: CodedError | null;
+  /** Absent from daemons before owners, and for jobs they created. */
+  owner?: { uid: number; user: string };
   [key: string]: unknown;
 }
 

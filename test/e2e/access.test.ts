@@ -2,7 +2,7 @@
 // from the kernel (SO_PEERCRED), and a job its caller may not see does not exist for that caller.
 import t from 'tap';
 import { chmod } from 'node:fs/promises';
-import { cannotMakeUsers, makeUsers, requestAs, type Answer } from '../helpers/as-user.js';
+import { cannotMakeUsers, makeUsers, requestAs, skillctlAs, type Answer } from '../helpers/as-user.js';
 import { TestDaemon, waitForStatus } from '../helpers/daemon.js';
 
 const skip = await cannotMakeUsers();
@@ -47,6 +47,16 @@ t.test('alice, bob and carol (an admin by group) on one daemon', { skip: skip ??
   t.same(shared.share_with, [`user:${bob.name}`]);
   t.same(await listed(bob), [shared.job_id], 'a job alice shares with bob is in his list, and only that one');
   t.match(resultOf(await as(bob, 'jobs/get', { job_id: shared.job_id })), { job_id: shared.job_id, owner: { user: alice.name } });
+
+  const run = await skillctlAs(alice, ['run', 'echo-auto', '--engine', 'codex', '-i', 'scenario=ok', '--share', `group:${groups['ops']}`, '--socket', daemon.socket]);
+  t.equal(run.code, 0, run.stderr);
+  const byRun = run.stdout.trim();
+  const shown = await skillctlAs(alice, ['show', byRun, '--socket', daemon.socket]);
+  t.match(shown.stdout, new RegExp(`^owner: +${alice.name}$`, 'm'), 'skillctl show names the owner');
+  t.match(shown.stdout, new RegExp(`^share_with: +group:${groups['ops']}$`, 'm'));
+  t.match(shown.stdout, /^input: +\{"scenario":"ok"\}$/m, 'and what it was asked');
+  const table = await skillctlAs(carol, ['jobs', '--socket', daemon.socket]);
+  t.match(table.stdout, new RegExp(`^${byRun}\\s+${alice.name}\\s+echo-auto`, 'm'), 'skillctl jobs: its USER');
 
   const refused = await as(alice, 'jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: { scenario: 'ok' }, share_with: ['user:nosuchuser-x', `user:${bob.name}`] });
   t.match(refused, { error: { code: 'INVALID_PARAMS', message: /share_with entry "user:nosuchuser-x" names no user on this host/ } }, 'an entry naming nobody is refused, named');

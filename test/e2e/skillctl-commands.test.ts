@@ -1,12 +1,15 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { COMMANDS } from '../../clients/table.js';
 import { ROOT, SKILLCTL_BIN, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { runSkillctl, type Outcome } from '../helpers/skillctl.js';
 import { hasTool } from '../helpers/tools.js';
+
+/** Who runs the tests: the owner of the jobs they create. */
+const ME = userInfo().username;
 
 // One slot, so that a second job waits in the queue and never starts while the first hangs.
 const daemon = await TestDaemon.start({ config: { kill_grace_ms: 300, max_concurrent: 1 } });
@@ -206,16 +209,16 @@ t.test('jobs: CREATED as an age, DURATION from start to end, so far while runnin
   const out = await ctl(['jobs', '--limit', '3']);
   t.equal(out.code, 0, out.stderr);
   const [header, ...rows] = out.stdout.trimEnd().split('\n');
-  t.match(header, /^JOB_ID\s+SKILL\s+ENGINE\s+MODE\s+STATUS\s+CREATED\s+DURATION\s+ERROR$/);
-  t.match(rows[0], new RegExp(`^${queued}\\s+echo-auto\\s+codex\\s+auto\\s+queued\\s+${AGE}\\s+-\\s+-$`), 'never started: -');
-  t.match(rows[1], new RegExp(`^${running}\\s+echo-auto\\s+codex\\s+auto\\s+running\\s+${AGE}\\s+${DURATION}\\s+-$`), 'running: so far');
+  t.match(header, /^JOB_ID\s+USER\s+SKILL\s+ENGINE\s+MODE\s+STATUS\s+CREATED\s+DURATION\s+ERROR$/);
+  t.match(rows[0], new RegExp(`^${queued}\\s+${ME}\\s+echo-auto\\s+codex\\s+auto\\s+queued\\s+${AGE}\\s+-\\s+-$`), 'never started: -');
+  t.match(rows[1], new RegExp(`^${running}\\s+${ME}\\s+echo-auto\\s+codex\\s+auto\\s+running\\s+${AGE}\\s+${DURATION}\\s+-$`), 'running: so far');
   const ids = await ctl(['jobs', '-q', '--limit', '2']);
   t.equal(ids.stdout, `${queued}\n${running}\n`);
   await client.request('jobs/cancel', { job_id: queued });
   await client.request('jobs/cancel', { job_id: running });
   const after = await ctl(['jobs', '--limit', '2', '--status', 'canceled']);
-  t.match(after.stdout, new RegExp(`^${queued}\\s+echo-auto\\s+codex\\s+auto\\s+canceled\\s+${AGE}\\s+-\\s+CANCELED_BY_USER$`, 'm'), 'canceled while queued: never started');
-  t.match(after.stdout, new RegExp(`^${running}\\s+echo-auto\\s+codex\\s+auto\\s+canceled\\s+${AGE}\\s+${DURATION}\\s+CANCELED_BY_USER$`, 'm'));
+  t.match(after.stdout, new RegExp(`^${queued}\\s+${ME}\\s+echo-auto\\s+codex\\s+auto\\s+canceled\\s+${AGE}\\s+-\\s+CANCELED_BY_USER$`, 'm'), 'canceled while queued: never started');
+  t.match(after.stdout, new RegExp(`^${running}\\s+${ME}\\s+echo-auto\\s+codex\\s+auto\\s+canceled\\s+${AGE}\\s+${DURATION}\\s+CANCELED_BY_USER$`, 'm'));
   const json = JSON.parse((await ctl(['jobs', '--limit', '1', '--json'])).stdout) as { jobs: JobView[] };
   t.match(json.jobs[0]?.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, '--json keeps the ISO times');
 });

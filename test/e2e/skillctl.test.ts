@@ -1,9 +1,12 @@
 import t from 'tap';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { runSkillctl, type Outcome } from '../helpers/skillctl.js';
+
+/** Who runs the tests: the owner of the jobs they create. */
+const ME = userInfo().username;
 
 const daemon = await TestDaemon.start({ config: { kill_grace_ms: 300 } });
 t.teardown(() => daemon.cleanup());
@@ -61,8 +64,8 @@ t.test('jobs lists the jobs in a table and as JSON', async (t) => {
   await waitForStatus(client, id);
   const table = await ctl(['jobs', '--skill', 'echo-auto', '--limit', '5']);
   t.equal(table.code, 0, table.stderr);
-  t.match(table.stdout, /^JOB_ID\s+SKILL\s+ENGINE\s+MODE\s+STATUS\s+CREATED\s+DURATION\s+ERROR/);
-  t.match(table.stdout, new RegExp(`${id}\\s+echo-auto\\s+gemini\\s+auto\\s+succeeded\\s+(just now|\\d+s ago|\\d+ min ago)\\s+(<1s|\\d+s|\\d+m\\d\\ds)\\s+-$`, 'm'));
+  t.match(table.stdout, /^JOB_ID\s+USER\s+SKILL\s+ENGINE\s+MODE\s+STATUS\s+CREATED\s+DURATION\s+ERROR/);
+  t.match(table.stdout, new RegExp(`${id}\\s+${ME}\\s+echo-auto\\s+gemini\\s+auto\\s+succeeded\\s+(just now|\\d+s ago|\\d+ min ago)\\s+(<1s|\\d+s|\\d+m\\d\\ds)\\s+-$`, 'm'));
   const listed = JSON.parse((await ctl(['jobs', '--status', 'succeeded', '--json'])).stdout) as { jobs: JobView[] };
   t.ok(listed.jobs.some((job) => job.job_id === id));
   t.ok(listed.jobs.every((job) => job.status === 'succeeded'));

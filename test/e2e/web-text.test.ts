@@ -4,7 +4,7 @@
 // error, shows as `\x1b` or `\u202e` and acts on nothing. Real browser, real daemon, fake engine.
 import t, { type Test } from 'tap';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { terminalText } from '../../clients/terminal-text.js';
@@ -95,6 +95,9 @@ async function suite(): Promise<void> {
     await tab.locator('.conversation .question').waitFor();
     await shownEscaped(t, tab.locator('.conversation'), ['\\u202eevil', 'clear\\x1b[2J']);
     await shownEscaped(t, tab.locator('main'), []);
+    t.equal(await tab.locator('.job-head dt:text-is("Owner") + dd').textContent(), userInfo().username, 'the job view names its owner');
+    await tab.locator('details.request summary').click();
+    t.match(await tab.locator('details.request pre').first().textContent(), /hostile_ask/, 'and shows what it was asked');
     await client.request('jobs/cancel', { job_id: job.job_id });
     await tab.close();
   });

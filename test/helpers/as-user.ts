@@ -66,3 +66,14 @@ export async function requestAs(user: TestUser, socket: string, method: string, 
   const { stdout } = await run('setpriv', [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--init-groups', process.execPath, '--input-type=module', '-e', CLIENT, socket, method, JSON.stringify(params)], { timeout: 30_000 });
   return JSON.parse(stdout) as Answer;
 }
+
+/** skillctl run as `user`: its exit code and output. */
+export async function skillctlAs(user: TestUser, argv: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run('setpriv', [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--init-groups', process.execPath, `${ROOT}/dist/clients/skillctl.js`, ...argv], { timeout: 30_000, env: { ...process.env, NO_COLOR: '1' } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
+    return { code: typeof failed.code === 'number' ? failed.code : -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}

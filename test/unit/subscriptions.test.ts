@@ -128,14 +128,14 @@ class PatchyEvents implements JobEvents {
   }
 }
 
-async function setUp(t: Test): Promise<{ events: PatchyEvents; subs: Subscriptions }> {
+async function setUp(t: Test): Promise<{ events: PatchyEvents; subs: Subscriptions; dir: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'skilld-subs-'));
   // An event file may still be written as a test ends: the removal tries again rather than fail it.
   t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }));
   const { mkdir } = await import('node:fs/promises');
   await mkdir(join(dir, 'job-1'));
   const events = new PatchyEvents(new EventLog(dir, clock));
-  return { events, subs: new Subscriptions(events, clock, createLogger('silent')) };
+  return { events, subs: new Subscriptions(events, clock, createLogger('silent')), dir };
 }
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
@@ -241,4 +241,30 @@ t.test('a subscription to every job forgets a job once it sent its finished even
   events.emit('job-1', 'output', { after: 'finished' });
   await conn.until(3);
   t.same(conn.seqs(), [1, 2, 3]);
+});
+
+t.test('a subscription to every job that may see only some: each job asked about once, at its first event; an allowed one from that event on, the rest never', async (t) => {
+  const { events, subs, dir } = await setUp(t);
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(join(dir, 'job-2'));
+  const conn = new TestOutlet();
+  const asked: string[] = [];
+  let allow: (allowed: boolean) => void = () => undefined;
+  subs.subscribe(conn, {}, (jobId) => {
+    asked.push(jobId);
+    // job-1 is answered later: its events meanwhile come from the store.
+    return jobId === 'job-1' ? new Promise<boolean>((resolve) => (allow = resolve)) : Promise.resolve(false);
+  });
+  events.emit('job-1', 'status_changed', { from: null, to: 'queued' });
+  events.emit('job-2', 'status_changed', { from: null, to: 'queued' });
+  events.emit('job-1', 'message', { text: 'one' });
+  events.emit('job-2', 'message', { text: 'secret' });
+  allow(true);
+  await conn.until(2);
+  events.emit('job-1', 'message', { text: 'two' });
+  events.emit('job-2', 'finished', { status: 'succeeded', error: null });
+  await conn.until(3);
+  t.same(conn.sent.map((event) => `${event.job_id}#${event.seq}`), ['job-1#1', 'job-1#2', 'job-1#3'], "job-1's events in order, the one before it was allowed included");
+  t.same(asked, ['job-1', 'job-2'], 'each job asked about once');
+  t.notOk(conn.sent.some((event) => event.job_id === 'job-2'), 'nothing of job-2');
 });

@@ -112,6 +112,10 @@ export interface Job extends JobView {
   host?: string | null;
   pending_interaction_id: number | null;
   wait_deadline_at: string | null;
+  /** What it was asked to do (jobs/get alone gives these). */
+  input?: Record<string, unknown>;
+  parameter?: Record<string, unknown>;
+  share_with?: string[];
 }
 
 /** A question (jobs/pending's `pending`), with the hints an approval carries. */

@@ -68,6 +68,8 @@ export function JobPage({ jobId }: { jobId: string }) {
       <p><span class=${`badge ${job.status}`} role="status" aria-live="polite">${statusText(job.status)}</span></p>
       <dl>
         <dt>Skill</dt><dd>${job.skill_id}</dd>
+        <dt>Owner</dt><dd>${job.owner?.user ?? '–'}</dd>
+        ${job.share_with !== undefined && job.share_with.length > 0 && html`<dt>Shared with</dt><dd>${terminalText(job.share_with.join(', '))}</dd>`}
         <dt>Engine</dt><dd>${job.engine}</dd>
         <dt>Mode</dt><dd>${job.execution_mode}</dd>
         <dt>Host</dt><dd>${job.host ?? '–'}</dd>
@@ -76,6 +78,10 @@ export function JobPage({ jobId }: { jobId: string }) {
         ${job.finished_at !== null && html`<dt>Finished</dt><dd>${timeText(job.finished_at)}</dd>`}
         ${job.wait_deadline_at !== null && html`<dt>Waits until</dt><dd>${timeText(job.wait_deadline_at)}</dd>`}
       </dl>
+      ${job.input !== undefined && html`<details class="request"><summary>What it was asked</summary>
+        <h3>Input</h3><pre>${terminalText(valueText(job.input))}</pre>
+        ${job.parameter !== undefined && Object.keys(job.parameter).length > 0 && html`<h3>Parameter</h3><pre>${terminalText(valueText(job.parameter))}</pre>`}
+      </details>`}
       ${job.error !== null && html`<${ErrorLine} error=${job.error} />`}
       ${error !== null && html`<${ErrorLine} error=${error} />`}
       ${unheard !== null && html`<${ErrorLine} error=${unheard} />`}
