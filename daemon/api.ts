@@ -31,7 +31,8 @@ import type { Subscriptions } from './subscriptions.js';
 import { Callers } from './callers.js';
 import type { UserDirectory } from './base/users.js';
 import { maySee } from './model/access.js';
-import { checkShareWith, guardJobs, listView, pruneFilter } from './api-access.js';
+import { checkShareWith, guardJobs, listView, pruneFilter, requireVisible } from './api-access.js';
+import { SkilldError } from '../rpc/errors.js';
 
 export interface ApiDeps {
   version: string;
@@ -72,7 +73,8 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
   const viewer = (conn: Connection) => d.callers.of(conn);
   return guardJobs({
     'daemon/ping': () => ({ ok: true, version: d.version, protocol: PROTOCOL_VERSION }),
-    'daemon/stop': (params) => {
+    'daemon/stop': (params, conn) => {
+      if (!viewer(conn).all) throw new SkilldError('NOT_PERMITTED', 'only an administrator may stop the daemon (root, its own user, or access.admins: docs/access.md)');
       const engines = (params as { engines?: Config['engines_on_stop'] }).engines ?? d.config.engines_on_stop;
       d.requestStop(engines);
       return { stopping: true, engines };
@@ -119,7 +121,10 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     },
     'jobs/list': async (params, conn) => {
       const p = params as { status?: JobStatus; skill_id?: string; id_prefix?: string; limit?: number; before?: string };
-      if (p.before !== undefined) await d.queries.requireJob(p.before);
+      if (p.before !== undefined) {
+        await d.queries.requireJob(p.before);
+        await requireVisible(viewer(conn), p.before, d.store);
+      }
       const page = await d.store.listJobs({ ...p, limit: p.limit ?? 50, ...listView(viewer(conn)) });
       return { ...page, jobs: await withHosts(d, page.jobs) };
     },
