@@ -23,7 +23,7 @@ import { probeLimits, sweepV1 } from './process/cgroup-limits.js';
 import { limitsView } from './limits-view.js';
 import { diskUsage } from './sandbox/disk-usage.js';
 import { definedEnv, engineBaseEnv } from './process/env.js';
-import { notifySystemd } from './notify.js';
+import { notifySystemd } from './systemd-notify.js';
 import { openSandbox } from './sandbox/open-sandbox.js';
 import { JobNetworks } from './network/job-networks.js';
 import { openUpstreams } from './network/gateway.js';
