@@ -60,6 +60,7 @@ t.test('defaults without any XDG variables', async (t) => {
     limits: { processes: 512, memory: 4 * 1024 ** 3, tmp: 512 * 1024 ** 2, workspace: 10 * 1024 ** 3 },
     network: { mode: null, allow: [], skills_may_allow: true },
     retention: { max_age_ms: 30 * 24 * 3600 * 1000, max_jobs: null, interval_ms: 3600 * 1000 },
+    notify: [],
     engines: {
       codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
       gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
