@@ -19,6 +19,7 @@ import type { Supervisor } from './jobs/supervisor.js';
 import type { Retention } from './jobs/retention.js';
 import type { JobRouter } from './cluster/router.js';
 import type { JobQueries } from './jobs/queries.js';
+import type { Notifier } from './notify/notifier.js';
 import { retryRequest } from './jobs/retry-request.js';
 import type { JobStatus } from './model/states.js';
 import type { Job } from './model/job.js';
@@ -54,6 +55,8 @@ export interface ApiDeps {
   retention: Retention;
   subscriptions: Subscriptions;
   faults: Faults;
+  /** Webhooks told when jobs wait or end (docs/notify.md). */
+  notifier: Notifier;
   /** Asks the daemon to stop once the answer is sent; `engines` overrides `engines_on_stop`. */
   requestStop(engines: Config['engines_on_stop']): void;
   /** The hosts of a shared store; null: this daemon is the only one (files store). */
@@ -127,6 +130,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       return d.subscriptions.subscribe(conn, p);
     },
     'jobs/unsubscribe': (params, conn) => d.subscriptions.unsubscribe(conn, (params as { subscription_id: string }).subscription_id),
+    'notify/log': (params) => d.notifier.log((params as { limit?: number }).limit ?? 20),
   };
 }
 
