@@ -192,10 +192,12 @@ export class Notifier {
     await this.#store(record);
   }
 
-  /** Logs the attempt, then stores it. */
+  /** Stores the attempt, then logs it (whether it could be stored or not): a logged attempt is on disk if it could be. */
   async #store(record: AttemptRecord): Promise<void> {
-    const level = record.outcome === 'delivered' ? 'info' : 'warn';
-    this.#d.logger[level]({ ...record }, 'notify attempt');
-    await this.#d.outbox.record(record);
+    try {
+      await this.#d.outbox.record(record);
+    } finally {
+      this.#d.logger[record.outcome === 'delivered' ? 'info' : 'warn']({ ...record }, 'notify attempt');
+    }
   }
 }
