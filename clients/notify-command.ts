@@ -30,8 +30,8 @@ export const notifyCommand: Command = {
   examples: ['notify log', 'notify log -n 50', 'notify log --json'],
   details: [
     'Each row is one try of one delivery: TRY counts them (the delivery id, sent as X-Skilld-Delivery, stays the same), ANSWER is the receiver\'s ' +
-      'HTTP status or why there was none (a redirect is not followed and counts as a failure), NEXT when the next try comes, or that it was ' +
-      'delivered or given up. URLs are shown without their user, password and query (docs/notify.md).',
+      'HTTP status or why there was none (a redirect is not followed and counts as a failure), NEXT when the next try comes (retried: a row below ' +
+      'is that try), or that it was delivered or given up. URLs are shown without their user, password and query (docs/notify.md).',
   ],
   run: async (ctx, inv) => {
     if (arg(inv, 0) !== 'log') throw new UsageError(`unknown notify verb "${arg(inv, 0)}" (there is: log)`);
@@ -44,7 +44,11 @@ export const notifyCommand: Command = {
 
 /** The tries as a table; `now` makes the ages and the waits. */
 export function attemptTable(attempts: readonly NotifyAttemptView[], now: number): string {
-  const rows = attempts.map((a) => [agoOf(a.at, now), cell(a.event), cell(a.job_id), String(a.attempt), answerText(a), nextText(a, now), cell(a.delivery_id), cell(a.url)]);
+  const tried = new Set(attempts.map((a) => `${a.delivery_id} ${a.attempt}`));
+  const rows = attempts.map((a) => {
+    const retried = tried.has(`${a.delivery_id} ${a.attempt + 1}`);
+    return [agoOf(a.at, now), cell(a.event), cell(a.job_id), String(a.attempt), answerText(a), retried ? 'retried' : nextText(a, now), cell(a.delivery_id), cell(a.url)];
+  });
   return table(['WHEN', 'EVENT', 'JOB', 'TRY', 'ANSWER', 'NEXT', 'DELIVERY', 'URL'], rows);
 }
 
