@@ -31,7 +31,13 @@ const HOOK_KEYS = ['url', 'events', 'secret_env', 'skills', 'retry_for'];
 export function validateNotify(raw: unknown, fail: Fail): NotifyHook[] {
   if (raw === undefined) return [];
   if (!Array.isArray(raw)) fail('notify', 'must be a list of webhooks ({"url", "events", "secret_env"})');
-  return (raw as unknown[]).map((entry, index) => validateHook(entry, `notify[${index}]`, fail));
+  const hooks = (raw as unknown[]).map((entry, index) => validateHook(entry, `notify[${index}]`, fail));
+  // A webhook is known by its URL across restarts (the outbox keeps a digest of it): two entries of one URL could not be told apart.
+  hooks.forEach((hook, index) => {
+    const first = hooks.findIndex((other) => other.url === hook.url);
+    if (first !== index) fail(`notify[${index}].url`, `is notify[${first}]'s too: list each webhook once, with all its events`);
+  });
+  return hooks;
 }
 
 function validateHook(raw: unknown, key: string, fail: Fail): NotifyHook {

@@ -29,12 +29,13 @@ t.test('a url that is not http(s) stops start-up, naming the key and the file', 
   }
 });
 
-t.test('an unknown event, an empty list or an unknown key of a webhook stops start-up', async (t) => {
+t.test('an unknown event, an empty list, an unknown key or a URL listed twice stops start-up', async (t) => {
   t.match(await problem({ notify: [hook(), hook({ events: ['waiting_user', 'running'] })] }), /^config key "notify\[1\]\.events" has "running", which is not one of waiting_user, failed, succeeded, canceled/);
   t.match(await problem({ notify: [hook({ events: [] })] }), /^config key "notify\[0\]\.events" must be a non-empty list/);
   t.match(await problem({ notify: [hook({ secret: 'inline' })] }), /^config key "notify\[0\]\.secret" is unknown/);
   t.match(await problem({ notify: hook() }), /^config key "notify" must be a list of webhooks/);
   t.match(await problem({ notify: [hook({ skills: [] })] }), /^config key "notify\[0\]\.skills" must be a non-empty list of skill ids/);
+  t.match(await problem({ notify: [hook(), hook({ events: ['failed'] })] }), /^config key "notify\[1\]\.url" is notify\[0\]'s too: list each webhook once/);
 });
 
 t.test('secret_env: a variable name that is set in the daemon\'s environment, else start-up stops naming it', async (t) => {
