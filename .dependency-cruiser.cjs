@@ -16,7 +16,7 @@ const FLOORS = [
   ['process', 'network'], // starting, keeping and stopping engine processes; each job's own network
   ['engines'], // each engine's command lines, output and live protocol
   ['jobs'], // the supervisor: every decision that moves a job
-  ['cluster'], // several daemons on one shared store
+  ['cluster', 'notify'], // several daemons on one shared store; webhooks told of jobs' moves
   ['.'], // the composition root and the API
 ];
 

@@ -5,6 +5,7 @@ import { daemonCommand, enginesCommand, hostsCommand, statusCommand, versionComm
 import { skillsCommand } from './skill-commands.js';
 import { historyCommand, pendingCommand, replyCommand } from './interaction-commands.js';
 import { mcpCommand } from './mcp/command.js';
+import { notifyCommand } from './notify-command.js';
 import { artifactCommand } from './artifact.js';
 import { attachCommand } from './attach.js';
 import { callCommand, cancelCommand, jobsCommand, resultCommand, showCommand } from './job-commands.js';
@@ -127,6 +128,7 @@ export const COMMANDS: readonly Command[] = [
   cancelCommand,
   logs,
   watch,
+  notifyCommand,
   callCommand,
   mcpCommand,
   webCommand,

@@ -19,6 +19,7 @@ import type { Supervisor } from './jobs/supervisor.js';
 import type { Retention } from './jobs/retention.js';
 import type { JobRouter } from './cluster/router.js';
 import type { JobQueries } from './jobs/queries.js';
+import type { Notifier } from './notify/notifier.js';
 import { retryRequest } from './jobs/retry-request.js';
 import type { JobStatus } from './model/states.js';
 import type { Job } from './model/job.js';
@@ -59,6 +60,8 @@ export interface ApiDeps {
   retention: Retention;
   subscriptions: Subscriptions;
   faults: Faults;
+  /** Webhooks told when jobs wait or end (docs/notify.md). */
+  notifier: Notifier;
   /** Asks the daemon to stop once the answer is sent; `engines` overrides `engines_on_stop`. */
   requestStop(engines: Config['engines_on_stop']): void;
   /** The hosts of a shared store; null: this daemon is the only one (files store). */
@@ -155,6 +158,11 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       return d.subscriptions.subscribe(conn, p, sees);
     },
     'jobs/unsubscribe': (params, conn) => d.subscriptions.unsubscribe(conn, (params as { subscription_id: string }).subscription_id),
+    'notify/log': (params, conn) => {
+      // Every job's deliveries, and the receivers' addresses: an operator's view.
+      if (!viewer(conn).all) throw new SkilldError('NOT_PERMITTED', 'only an administrator may read the notification log (docs/access.md)');
+      return d.notifier.log((params as { limit?: number }).limit ?? 20);
+    },
   }, viewer, d.store);
 }
 

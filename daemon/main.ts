@@ -23,7 +23,9 @@ import { probeLimits, sweepV1 } from './process/cgroup-limits.js';
 import { limitsView } from './limits-view.js';
 import { diskUsage } from './sandbox/disk-usage.js';
 import { definedEnv, engineBaseEnv } from './process/env.js';
-import { notifySystemd } from './notify.js';
+import { notifySystemd } from './systemd-notify.js';
+import { tellingMoves } from './notify/heard-moves.js';
+import { openNotifier } from './notify/open-notifier.js';
 import { openSandbox } from './sandbox/open-sandbox.js';
 import { JobNetworks } from './network/job-networks.js';
 import { hostUsers } from './base/users.js';
@@ -87,6 +89,8 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const engines = new EngineCatalog(config.engines, engineBaseEnv(daemonEnv, config.sandbox.pass_env));
   const probe = new ProfileProbe(config.engines, (name) => engines.envFor(name), runShort);
   const queries = new JobQueries(store, docs, runsDir);
+  // Before recovery, whose moves (a job settled at start) are told too.
+  const notifier = await openNotifier({ config, clock, logger, env: daemonEnv, version, store, queries });
   // Joined before recovery, whose writes count only in this host's new epoch.
   const membership = shared === null ? null : await shared.join({
     config, clock, logger, pool, version, onFenced,
@@ -101,7 +105,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     retrying: (jobId, retry) => events.emit(jobId, 'provider_retry', retry),
   });
   const supervisor = new Supervisor({
-    store, docs, events, pool, clock, logger, skills, config, queries,
+    store, docs, events: tellingMoves(events, (jobId, to) => notifier.moved(jobId, to)), pool, clock, logger, skills, config, queries,
     spawner: createSpawner(clock, containment, limitSupport),
     engineEnv: (name, live) => engines.envFor(name, live),
     profileFor: (name) => probe.profileFor(name),
@@ -121,7 +125,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
   const users = hostUsers(() => clock.now().getTime());
   const callers = new Callers(config.access, users, process.getuid?.() ?? 0);
-  const api = createApi({ callers, users, version, startedAt: clock.now().toISOString(), config, stateLock: stateLock.view, containment: containment.view, sandbox: sandbox.view, network: sandbox.network, limits: limitsView(config.limits, limitSupport, sandbox.view), store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, requestStop, hosts: shared === null ? null : () => shared.hosts() });
+  const api = createApi({ callers, users, version, startedAt: clock.now().toISOString(), config, stateLock: stateLock.view, containment: containment.view, sandbox: sandbox.view, network: sandbox.network, limits: limitsView(config.limits, limitSupport, sandbox.view), store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, notifier, requestStop, hosts: shared === null ? null : () => shared.hosts() });
   const dispatcher = new Dispatcher(bindMethods(withStorageErrors(afterRecovery(api, (jobId) => supervisor.recoveries.of(jobId)))), (method, error) => faults.report('method', error, { method }));
   const limits = { maxConnections: config.max_connections, lineTimeoutMs: config.line_timeout_sec * 1000, idleTimeoutMs: config.idle_timeout_sec * 1000 };
   const server = new RpcServer(dispatcher, limits, (error) => faults.report('rpc_server', error), clock);
@@ -149,6 +153,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   await server.listen(listen);
   supervisor.recoveries.begin();
   retention.start();
+  notifier.start();
   const notified = await notifySystemd('READY=1', process.env);
   if (notified !== null) logger.warn({ problem: notified }, 'could not notify systemd');
   logger.info({ version, socket: listen.kind === 'path' ? listen.path : `fd ${listen.fd}`, state_dir: config.state_dir, skills: skills.counts(), containment: containment.view, sandbox: sandbox.view, network: sandbox.network, limits: limitsView(config.limits, limitSupport, sandbox.view) }, 'skilld ready');
@@ -167,6 +172,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
         await step('watcher', () => watcher.close());
         await step('retention', () => retention.stop());
         await step('supervisor', () => supervisor.shutdown(engines === 'stop'));
+        await step('notifier', () => notifier.close());
         await step('networks', () => networks.closeAll());
         if (membership !== null) await step('membership', () => membership.stop());
         await step('events', () => events.closeAll());

@@ -28,7 +28,7 @@ export const ERROR_CODES = {
   SKILL_EXECUTION_MODE_UNSUPPORTED: { rpc: 1005, kind: 'request', retryable: false, meaning: "The mode is not in the skill's execution_modes." },
   INPUT_INVALID: { rpc: 1006, kind: 'request', retryable: false, meaning: "input or parameter does not match the skill's schema, or a path input (`input_paths`) names no absolute existing path or one of the daemon's own places; details list the errors." },
   ENGINE_UNAVAILABLE: { rpc: 1007, kind: 'request', retryable: false, meaning: 'The engine cannot run jobs on this daemon as it is set up (Claude Code as root without a sandbox); the message says what would change it.' },
-  NOT_PERMITTED: { rpc: 1008, kind: 'request', retryable: false, meaning: 'The caller may not do this: `daemon/stop` is for administrators where access is "owner" (docs/access.md).' },
+  NOT_PERMITTED: { rpc: 1008, kind: 'request', retryable: false, meaning: 'The caller may not do this: `daemon/stop` and `notify/log` are for administrators where access is "owner" (docs/access.md).' },
   JOB_NOT_FOUND: { rpc: 2001, kind: 'request', retryable: false, meaning: 'No job with that id, or none the caller may see (docs/access.md).' },
   JOB_NOT_INTERACTIVE: { rpc: 2002, kind: 'request', retryable: false, meaning: 'The job runs in auto mode; it takes no replies.' },
   JOB_NOT_WAITING: { rpc: 2003, kind: 'request', retryable: false, meaning: 'The job is not waiting for a reply.' },

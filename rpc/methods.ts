@@ -98,6 +98,7 @@ export const METHOD_PARAMS = {
   },
   'jobs/subscribe': { type: 'object', additionalProperties: false, properties: { job_id: jobId, after_seq: { type: 'integer', minimum: 0 } } },
   'jobs/unsubscribe': { type: 'object', additionalProperties: false, required: ['subscription_id'], properties: { subscription_id: { type: 'string', minLength: 1 } } },
+  'notify/log': { type: 'object', additionalProperties: false, properties: { limit: { type: 'integer', minimum: 1, maximum: 200 } } },
 } as const;
 
 export type MethodName = keyof typeof METHOD_PARAMS;

@@ -7,6 +7,7 @@ import { ENGINE_NAMES, type EngineName } from '../model/job.js';
 import { validateAccess, type AccessConfig } from './config-access.js';
 import { DEFAULT_NETWORK, validateEngineNetwork, validateGateway, validateNetwork, type GatewayConfig, type NetworkConfig } from './config-network.js';
 import type { AllowEntry } from './allow-entry.js';
+import { unsetNotifySecret, validateNotify, type NotifyHook } from './config-notify.js';
 import { DEFAULT_LIMITS, sandboxPaths, validateLimits, validateSandbox, type Limits, type SandboxConfig, type SandboxPaths } from './config-sandbox.js';
 
 export { NETWORK_MODES, type GatewayConfig, type NetworkConfig, type NetworkMode } from './config-network.js';
@@ -77,6 +78,8 @@ export interface Config {
   /** Who may see and act on which jobs (docs/access.md). */
   access: AccessConfig;
   retention: RetentionConfig;
+  /** Webhooks told when a job waits or ends (docs/notify.md). */
+  notify: NotifyHook[];
   engines: Record<EngineName, EngineConfig>;
   /** The config file read at start, if any (not a key): jobs' sandboxes hide it. */
   config_file: string | null;
@@ -130,6 +133,8 @@ export async function loadConfig(sources: ConfigSources): Promise<Config> {
   const fromFile = new Set(Object.keys(file.values).filter((key) => !(key in overrides)));
   const config = validate(merged, file.values, fromFile, file.path);
   checkGateways(config, env, fromFile.has('engines') ? file.path : null);
+  const unset = unsetNotifySecret(config.notify, env);
+  if (unset !== null) throw new ConfigError(`${unset}${file.path === null ? '' : ` (config file ${file.path})`}`);
   const given = 'skills_dirs' in file.values || 'skills_dirs' in overrides;
   return { ...config, own_skills_dir: given ? null : (config.skills_dirs[0] ?? null) };
 }
@@ -200,12 +205,12 @@ export const MAX_LEASE_TTL_MS = 24 * 60 * 60 * 1000;
 /** The longest `line_timeout_sec` and `idle_timeout_sec`, a day. */
 export const MAX_CONNECTION_TIMEOUT_SEC = 24 * 60 * 60;
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines_on_stop', 'sandbox', 'limits', 'network', 'access', 'retention', 'engines'];
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines_on_stop', 'sandbox', 'limits', 'network', 'access', 'retention', 'notify', 'engines'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
   const fail = (key: string, problem: string): never => {
-    throw new ConfigError(`config key "${key}" ${problem}${fromFile.has(key.split('.')[0] ?? key) ? where : ''}`);
+    throw new ConfigError(`config key "${key}" ${problem}${fromFile.has(key.split(/[.[]/)[0] ?? key) ? where : ''}`);
   };
   for (const key of Object.keys(fileValues)) if (!KEYS.includes(key)) fail(key, 'is unknown');
   const text = (key: string): string => (typeof raw[key] === 'string' && raw[key] !== '' ? (raw[key] as string) : fail(key, 'must be a non-empty string'));
@@ -254,6 +259,7 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     network: raw['network'] === undefined ? DEFAULT_NETWORK : validateNetwork(raw['network'], fail),
     access: validateAccess(raw['access'], fail),
     retention: validateRetention(raw['retention'] ?? {}, fail),
+    notify: validateNotify(raw['notify'], fail),
     engines: validateEngines(raw['engines'] ?? {}, fail),
     config_file: filePath === null ? null : resolve(filePath),
     own_skills_dir: null,

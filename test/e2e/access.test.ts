@@ -41,6 +41,7 @@ t.test('alice, bob and carol (an admin by group) on one daemon', { skip: skip ??
 
   t.equal(codeOf(await as(bob, 'jobs/list', { before: created.job_id })), 'JOB_NOT_FOUND', "a cursor naming alice's job is no job to bob");
   t.equal(codeOf(await as(bob, 'daemon/stop')), 'NOT_PERMITTED', 'bob may not stop the daemon');
+  t.equal(codeOf(await as(bob, 'notify/log')), 'NOT_PERMITTED', "nor read every job's webhook deliveries");
   t.ok((await listed(carol)).includes(created.job_id), 'carol, in the admins group, sees it');
   t.match(resultOf(await as(carol, 'jobs/reply', { job_id: created.job_id, interaction_id: 1, response: 'from carol' })), { accepted: true });
   t.equal((await waitForStatus(root, created.job_id)).status, 'succeeded', "carol's reply finished it");

@@ -61,6 +61,7 @@ t.test('defaults without any XDG variables', async (t) => {
     network: { mode: null, allow: [], skills_may_allow: true },
     access: { mode: 'owner', admins: [] },
     retention: { max_age_ms: 30 * 24 * 3600 * 1000, max_jobs: null, interval_ms: 3600 * 1000 },
+    notify: [],
     engines: {
       codex: { command: ['codex'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
       gemini: { command: ['gemini'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
