@@ -34,6 +34,11 @@ export async function requireVisible(viewer: Viewer, jobId: string, store: Pick<
   if (job !== undefined && !maySee(viewer, job)) throw new SkilldError('JOB_NOT_FOUND', `no job "${jobId}"`);
 }
 
+/** Throws NOT_PERMITTED unless `viewer` sees every job (an administrator, or anyone in `shared` access): for what concerns every job. */
+export function requireAdmin(viewer: Viewer, what: string): void {
+  if (!viewer.all) throw new SkilldError('NOT_PERMITTED', `only an administrator may ${what} (root, the daemon's own user, or access.admins: docs/access.md)`);
+}
+
 /** What a list is filtered by for `viewer`: nothing for one who sees every job. */
 export function listView(viewer: Viewer): { visible_to?: VisibleTo } {
   return viewer.all ? {} : { visible_to: visibleTo(viewer) };

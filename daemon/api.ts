@@ -32,8 +32,7 @@ import type { Subscriptions } from './subscriptions.js';
 import { Callers } from './callers.js';
 import type { UserDirectory } from './base/users.js';
 import { maySee } from './model/access.js';
-import { checkShareWith, guardJobs, listView, pruneFilter, requireVisible } from './api-access.js';
-import { SkilldError } from '../rpc/errors.js';
+import { checkShareWith, guardJobs, listView, pruneFilter, requireAdmin, requireVisible } from './api-access.js';
 
 export interface ApiDeps {
   version: string;
@@ -77,7 +76,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
   return guardJobs({
     'daemon/ping': () => ({ ok: true, version: d.version, protocol: PROTOCOL_VERSION }),
     'daemon/stop': (params, conn) => {
-      if (!viewer(conn).all) throw new SkilldError('NOT_PERMITTED', 'only an administrator may stop the daemon (root, its own user, or access.admins: docs/access.md)');
+      requireAdmin(viewer(conn), 'stop the daemon');
       const engines = (params as { engines?: Config['engines_on_stop'] }).engines ?? d.config.engines_on_stop;
       d.requestStop(engines);
       return { stopping: true, engines };
@@ -160,7 +159,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     'jobs/unsubscribe': (params, conn) => d.subscriptions.unsubscribe(conn, (params as { subscription_id: string }).subscription_id),
     'notify/log': (params, conn) => {
       // Every job's deliveries, and the receivers' addresses: an operator's view.
-      if (!viewer(conn).all) throw new SkilldError('NOT_PERMITTED', 'only an administrator may read the notification log (docs/access.md)');
+      requireAdmin(viewer(conn), 'read the notification log');
       return d.notifier.log((params as { limit?: number }).limit ?? 20);
     },
   }, viewer, d.store);
