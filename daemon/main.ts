@@ -29,6 +29,7 @@ import { openNotifier } from './notify/open-notifier.js';
 import { openSandbox } from './sandbox/open-sandbox.js';
 import { JobNetworks } from './network/job-networks.js';
 import { hostUsers } from './base/users.js';
+import { loadPeerCredentials } from '../rpc/peer-credentials.js';
 import { Callers } from './callers.js';
 import { openUpstreams } from './network/gateway.js';
 import { isTerminal } from './model/states.js';
@@ -123,7 +124,9 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const router = new JobRouter(supervisor, shared === null || membership === null ? null : { custody: shared.custody, mailbox: membership.mailbox }, config.host_id);
   const subscriptions = new Subscriptions(events, clock, logger);
   shared?.events.follow((jobId) => subscriptions.follows(jobId));
-  const users = hostUsers(() => clock.now().getTime());
+  // koffi (libc through an FFI) is loaded here, as the state lock loads it: never by an import.
+  await loadPeerCredentials();
+  const users = await hostUsers(() => clock.now().getTime());
   const callers = new Callers(config.access, users, process.getuid?.() ?? 0);
   const api = createApi({ callers, users, version, startedAt: clock.now().toISOString(), config, stateLock: stateLock.view, containment: containment.view, sandbox: sandbox.view, network: sandbox.network, limits: limitsView(config.limits, limitSupport, sandbox.view), store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, notifier, requestStop, hosts: shared === null ? null : () => shared.hosts() });
   const dispatcher = new Dispatcher(bindMethods(withStorageErrors(afterRecovery(api, (jobId) => supervisor.recoveries.of(jobId)))), (method, error) => faults.report('method', error, { method }));

@@ -1,5 +1,3 @@
-import koffi from 'koffi';
-
 /** A user of the host, as its name services give it: name, uid, and every group it is in (by name). */
 export interface HostUser {
   uid: number;
@@ -35,19 +33,18 @@ const FIRST_GROUPS = 64;
 /** How long a lookup is kept: a user added to a group is seen within this. */
 export const USER_CACHE_MS = 60_000;
 
-let loaded: Libc | null | undefined;
-
 /**
  * libc's own lookups (getpwuid, getgrouplist, …) through koffi, so that users and groups of every
  * name service the host uses (files, LDAP, sssd) are found as `id` finds them. Null off Linux.
+ * koffi is imported here, when the daemon starts, never by importing this module.
  */
-function libc(): Libc | null {
-  if (loaded !== undefined) return loaded;
+async function loadLibc(): Promise<Libc | null> {
   try {
+    const koffi = (await import('koffi')).default;
     const lib = koffi.load('libc.so.6');
     const passwd = koffi.struct('skilld_passwd', { pw_name: 'const char *', pw_passwd: 'const char *', pw_uid: 'uint32', pw_gid: 'uint32', pw_gecos: 'const char *', pw_dir: 'const char *', pw_shell: 'const char *' });
     const group = koffi.struct('skilld_group', { gr_name: 'const char *', gr_passwd: 'const char *', gr_gid: 'uint32', gr_mem: 'void *' });
-    loaded = {
+    return {
       getpwuid: lib.func('skilld_passwd *getpwuid(uint32)'),
       getpwnam: lib.func('skilld_passwd *getpwnam(const char *)'),
       getgrnam: lib.func('skilld_group *getgrnam(const char *)'),
@@ -57,16 +54,17 @@ function libc(): Libc | null {
       groupName: (pointer) => (koffi.decode(pointer, group) as { gr_name: string }).gr_name,
     };
   } catch {
-    loaded = null;
+    return null;
   }
-  return loaded;
 }
 
 /**
  * The host's directory, each answer kept for USER_CACHE_MS (a lookup may ask a network service:
- * not once per request). `now` is the clock's time in ms.
+ * not once per request). `now` is the clock's time in ms. Where libc cannot be loaded, no user or
+ * group is known.
  */
-export function hostUsers(now: () => number = Date.now): UserDirectory {
+export async function hostUsers(now: () => number = Date.now): Promise<UserDirectory> {
+  const libc = await loadLibc();
   const cache = new Map<string, { at: number; value: HostUser | boolean | null }>();
   const cached = <T extends HostUser | boolean | null>(key: string, look: () => T): T => {
     const hit = cache.get(key);
@@ -76,14 +74,13 @@ export function hostUsers(now: () => number = Date.now): UserDirectory {
     return value;
   };
   return {
-    byUid: (uid) => cached(`uid:${uid}`, () => userOf(libc()?.getpwuid(uid) ?? null)),
-    userNamed: (name) => cached(`user:${name}`, () => (name === '' ? null : userOf(libc()?.getpwnam(name) ?? null))),
-    groupExists: (name) => cached(`group:${name}`, () => name !== '' && (libc()?.getgrnam(name) ?? null) !== null),
+    byUid: (uid) => cached(`uid:${uid}`, () => userOf(libc, libc?.getpwuid(uid) ?? null)),
+    userNamed: (name) => cached(`user:${name}`, () => (name === '' ? null : userOf(libc, libc?.getpwnam(name) ?? null))),
+    groupExists: (name) => cached(`group:${name}`, () => name !== '' && (libc?.getgrnam(name) ?? null) !== null),
   };
 }
 
-function userOf(pointer: unknown): HostUser | null {
-  const lib = libc();
+function userOf(lib: Libc | null, pointer: unknown): HostUser | null {
   if (lib === null || pointer === null) return null;
   const { pw_name: name, pw_uid: uid, pw_gid: gid } = lib.decodeUser(pointer);
   return { uid, name, groups: groupsOf(lib, name, gid) };

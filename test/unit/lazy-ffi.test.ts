@@ -1,5 +1,6 @@
-// Nothing but the state folder's lock loads koffi (libc's flock through an FFI): the daemon's
-// modules and skillctl's import it not, and the lock imports it when it is taken. A file of its
+// Nothing loads koffi (libc through an FFI) by being imported: the daemon's modules and skillctl's
+// import it not; the state folder's lock imports it when it is taken, and the daemon when it
+// starts, for peer credentials and user lookups. A file of its
 // own: a process cannot unload a native module once another test has loaded it.
 import t from 'tap';
 import { createRequire } from 'node:module';
