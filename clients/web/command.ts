@@ -9,8 +9,8 @@ import { keptToken, type KeptToken } from './token-file.js';
 
 /**
  * `web`: serves the page for the person in the loop (docs/web.md) until Ctrl-C or SIGTERM. It keeps
- * no state of its own and needs no daemon to start: the page says when the daemon is away and
- * goes on when it is back.
+ * no job state of its own (on a fixed port, only its token) and needs no daemon to start: the page
+ * says when the daemon is away and goes on when it is back.
  */
 export const webCommand: Command = {
   name: 'web',
@@ -28,7 +28,7 @@ export const webCommand: Command = {
   examples: ['web', 'web --port 8421 --open', 'web --port 8421  # then, elsewhere: ssh -N -L 8421:127.0.0.1:8421 server', 'web --port 8421 --new-token'],
   details: [
     'The address printed holds a token: whoever has it may answer, start, cancel and retry jobs as you. ' +
-      'The page keeps no state of its own: stop and start it at any time; it follows the daemon through restarts.',
+      'The page keeps no job state of its own: stop and start it at any time; it follows the daemon through restarts.',
     'With --port N the token is kept in $XDG_STATE_HOME/skilld/web-N.token (else ~/.local/state/skilld), readable by you alone, ' +
       'so that the address and a signed-in browser stay good when the page starts again; without it each start has a new token. ' +
       'systemd/skillctl-web.service runs it for you (systemctl --user).',
