@@ -169,7 +169,7 @@ async function lookedAtElsewhere(jobId: string): Promise<boolean> {
  * through `terminalText`: a control character or a bidi override shows as its escape, so it
  * cannot reorder or hide what the person reads. Cut at BODY_CHARS characters.
  */
-export function firstLine(prompt: string): string {
+function firstLine(prompt: string): string {
   const line = prompt.split('\n').find((text) => text.trim() !== '')?.trim() ?? '';
   const chars = Array.from(line);
   return terminalText(chars.length > BODY_CHARS ? `${chars.slice(0, BODY_CHARS - 1).join('')}…` : line);
