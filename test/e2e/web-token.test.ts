@@ -2,10 +2,13 @@
 // the same signed-in browser after a restart; `--new-token` replaces it; a token file that is not
 // the user's alone is refused with exit 1. Without a browser over HTTP, then in one when there is.
 import t from 'tap';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { chmod, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TestDaemon, type JobView } from '../helpers/daemon.js';
+import { SKILLCTL_BIN, TestDaemon, type JobView } from '../helpers/daemon.js';
 import { runSkillctl } from '../helpers/skillctl.js';
 import { exchange, freePort, keepFailedPages, launchBrowser, NO_BROWSER, signedIn, signIn, startWeb, type WebPage } from '../helpers/web.js';
 
@@ -47,6 +50,25 @@ t.test('a fixed port keeps its token: the same address after a restart, and the 
   t.equal((await exchange(port, `/?token=${first.token}`, { headers: { Host: `127.0.0.1:${port}` } })).status, 401, 'the old address is refused');
   t.equal(await page(renewed, await signIn(renewed)), 200);
   t.same(await readdir(join(state, 'skilld')), [`web-${port}.token`], 'no temp file left behind');
+});
+
+t.test('printed for a person: the address, and where its token is kept', async (t) => {
+  const port = await freePort();
+  const child = spawn(process.execPath, [SKILLCTL_BIN, 'web', '--port', String(port), '--socket', daemon.socket], { stdio: ['ignore', 'pipe', 'inherit'], env });
+  const lines: string[] = [];
+  for await (const line of createInterface({ input: child.stdout })) {
+    lines.push(line);
+    if (line.startsWith('(')) break;
+  }
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  t.same(await exited, [0, null]);
+  const token = (await readFile(join(state, 'skilld', `web-${port}.token`), 'utf8')).trim();
+  t.same(lines, [
+    `skillctl web: the page of the daemon at ${daemon.socket}:`,
+    `  http://127.0.0.1:${port}/?token=${token}`,
+    `(the address holds the page's token, kept in ${join(state, 'skilld', `web-${port}.token`)} for the next start on this port; Ctrl-C stops the page)`,
+  ]);
 });
 
 t.test('without --port each start has a new token, kept nowhere; --new-token needs --port', async (t) => {
@@ -110,9 +132,11 @@ t.test('in a browser: an open page signed in before a restart goes on after it, 
   const tab = await signedIn(await browser.newPage(), web, follow);
   await tab.getByRole('heading', { name: 'Jobs' }).waitFor();
   await web.stop();
-  await tab.getByText('The page’s server (skillctl web) does not answer').waitFor();
+  // The line at the top (a call cut short by the stop may say PAGE_UNREACHABLE below it too).
+  const away = tab.locator('p.banner', { hasText: 'The page’s server (skillctl web) does not answer' });
+  await away.waitFor();
   web = await start(port);
-  await tab.getByText('The page’s server (skillctl web) does not answer').waitFor({ state: 'detached' });
+  await away.waitFor({ state: 'detached' });
   const job = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine: 'codex', input: {} });
   await tab.locator(`tr[data-job="${job.job_id}"]`).getByText('succeeded').waitFor();
   const reloaded = await tab.reload();
