@@ -64,6 +64,8 @@ export class WebServer {
     try {
       token = typeof options.token === 'function' ? await options.token(port) : options.token;
     } catch (error) {
+      // A browser that came in meanwhile (answered STARTING) would otherwise hold the process open.
+      server.closeAllConnections();
       server.close();
       throw error;
     }
