@@ -1,5 +1,6 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { newToken } from './token-file.js';
 
 /**
  * Who may use the page (docs/web.md, Security): a request must name one of the page's own hosts
@@ -15,7 +16,7 @@ export class Guard {
 
   /** `hosts`: the `host:port` names the page answers to; `token`: a given one (else a random one). */
   constructor(hosts: readonly string[], port: number, token?: string) {
-    this.token = token ?? randomBytes(24).toString('base64url');
+    this.token = token ?? newToken();
     // Cookies are not kept apart by port: two pages on one machine each have their own name.
     this.cookieName = `skilld_web_${port}`;
     this.#hosts = new Set(hosts.map((host) => host.toLowerCase()));
@@ -50,7 +51,12 @@ export class Guard {
     return origin !== undefined && this.#origins.has(origin.toLowerCase()) && type === 'application/json';
   }
 
-  /** The cookie that holds the session: for this origin only, never sent by another site's request, never read by a script. */
+  /**
+   * The cookie that holds the session: for this origin only, never sent by another site's request,
+   * never read by a script. Its value is the token itself, so a page started again with its kept
+   * token (`--port N`) finds a signed-in browser still signed in, and a new token signs every
+   * browser out.
+   */
   sessionCookie(): string {
     return `${this.cookieName}=${this.token}; HttpOnly; SameSite=Strict; Path=/`;
   }

@@ -18,8 +18,12 @@ export interface WebOptions {
   port: number;
   /** More names the page answers to (`Host`), for `--listen` on another interface. */
   allowHosts?: readonly string[];
-  /** A fixed token (tests); a random one otherwise. */
-  token?: string;
+  /**
+   * A fixed token (tests), or the function that gives it once the port is known (a kept token is
+   * read or written only once the port is the page's: a start that fails on a port in use changes
+   * no file); a random one otherwise.
+   */
+  token?: string | ((port: number) => Promise<string>);
   pageDir?: string;
 }
 
@@ -56,9 +60,18 @@ export class WebServer {
     server.listen(options.port, options.listen);
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
+    let token: string | undefined;
+    try {
+      token = typeof options.token === 'function' ? await options.token(port) : options.token;
+    } catch (error) {
+      // A browser that came in meanwhile (answered STARTING) would otherwise hold the process open.
+      server.closeAllConnections();
+      server.close();
+      throw error;
+    }
     const own = isIPv6(options.listen) ? `[${options.listen}]` : options.listen;
     const names = [own, ...(isLoopback(options.listen) ? ['127.0.0.1', 'localhost', '[::1]'] : []), ...(options.allowHosts ?? [])];
-    guard = new Guard([...new Set(names)].map((name) => `${name}:${port}`), port, options.token);
+    guard = new Guard([...new Set(names)].map((name) => `${name}:${port}`), port, token);
     web = new WebServer(server, bridge, `http://${own}:${port}/?token=${guard.token}`, port);
     return web;
   }

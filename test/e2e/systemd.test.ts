@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DAEMON_BIN, ROOT, TEST_SKILLS } from '../helpers/daemon.js';
 import { RpcClient } from '../../rpc/client.js';
+import { freePort, startWeb } from '../helpers/web.js';
 import { loadConfig } from '../../daemon/base/config.js';
 
 const run = promisify(execFile);
@@ -103,6 +104,45 @@ t.test('the unit files pass systemd-analyze verify', { skip: analyze ? false : '
   t.notMatch(service, /^ProtectControlGroups=/m, 'the cgroup file system stays writable, or the delegation would be void');
   t.notMatch(service, /^(ProtectKernelTunables|ProtectKernelLogs|ProtectProc|ProcSubset)=/m, "nothing covers part of /proc: the kernel would refuse each job's sandbox a /proc of its own");
   t.match(service, /^RestrictNamespaces=user mnt pid ipc uts cgroup net$/m, "each job's sandbox may make its namespaces");
+});
+
+const WEB_UNIT = join(ROOT, 'systemd', 'skillctl-web.service');
+
+t.test("skillctl-web.service passes systemd-analyze --user verify, without a word about the unit", { skip: analyze ? false : 'systemd-analyze is missing' }, async (t) => {
+  // A user manager's lookup needs a runtime folder; an empty one of the test's own does.
+  const runtime = await mkdtemp(join(tmpdir(), 'skilld-user-units-'));
+  t.teardown(() => rm(runtime, { recursive: true, force: true }));
+  const result = await run('systemd-analyze', ['--user', 'verify', WEB_UNIT], { env: { ...process.env, XDG_RUNTIME_DIR: runtime } }).then(
+    (r) => ({ code: 0, out: r.stdout + r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout + e.stderr }),
+  );
+  t.equal(result.code, 0, result.out);
+  // A setting systemd cannot parse is only warned about ("ignoring"), with the exit code still 0.
+  t.notMatch(result.out, /skillctl-web\.service/, result.out);
+});
+
+t.test('skillctl-web.service runs the page as the user, on a fixed port, its address kept out of the journal; README and docs/web.md say how', async (t) => {
+  const unit = await readFile(WEB_UNIT, 'utf8');
+  for (const line of ['Environment=SKILLCTL_WEB_PORT=8421', 'ExecStart=/usr/bin/env skillctl web --port ${SKILLCTL_WEB_PORT}', 'Restart=on-failure', 'StandardOutput=null', 'UMask=0077', 'WantedBy=default.target']) {
+    t.match(unit, new RegExp(`^${line.replace(/[$.{}]/g, '\\$&')}$`, 'm'), line);
+  }
+  t.notMatch(unit, /^(User|Group)=/m, 'a user unit runs as the user who enabled it: the page shows their jobs');
+  for (const doc of ['README.md', join('docs', 'web.md')]) t.match(await readFile(join(ROOT, doc), 'utf8'), 'systemctl --user enable --now skillctl-web', doc);
+});
+
+t.test("skillctl-web.service's command line starts the page with a kept token, and what systemctl stop sends ends it with 0 (not started again)", async (t) => {
+  const unit = await readFile(WEB_UNIT, 'utf8');
+  const port = await freePort();
+  const command = /^ExecStart=\/usr\/bin\/env skillctl (.*)$/m.exec(unit)?.[1]?.replace('${SKILLCTL_WEB_PORT}', String(port)).split(' ') ?? [];
+  t.same(command.slice(0, 2), ['web', '--port']);
+  const state = await mkdtemp(join(tmpdir(), 'skilld-web-unit-'));
+  t.teardown(() => rm(state, { recursive: true, force: true }));
+  // No daemon: the page starts without one, as the unit may start before the daemon.
+  const web = await startWeb(join(state, 'no-daemon.sock'), command.slice(1), { ...process.env, XDG_STATE_HOME: state });
+  t.equal(web.port, port);
+  t.equal(web.tokenFile, join(state, 'skilld', `web-${port}.token`));
+  const [code] = (await Promise.all([once(web.child, 'exit'), web.child.kill('SIGTERM')]))[0] as [number | null];
+  t.equal(code, 0, 'Restart=on-failure leaves a page that exited 0 stopped');
 });
 
 const EXAMPLE_CONFIG = join(ROOT, 'systemd', 'config.example.json');

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -29,6 +30,8 @@ export interface WebPage {
   origin: string;
   port: number;
   token: string;
+  /** Where the token is kept (a fixed `--port`), else null. */
+  tokenFile: string | null;
   child: ChildProcess;
   stop(): Promise<void>;
 }
@@ -42,13 +45,14 @@ export async function startWeb(socket: string, args: string[] = [], env: NodeJS.
   });
   const [line] = (await Promise.race([once(lines, 'line'), exited])) as [string];
   lines.close();
-  const { url, port } = JSON.parse(line) as { url: string; port: number };
+  const { url, port, token_file: tokenFile } = JSON.parse(line) as { url: string; port: number; token_file: string | null };
   const parsed = new URL(url);
   return {
     url,
     port,
     origin: parsed.origin,
     token: parsed.searchParams.get('token') ?? '',
+    tokenFile,
     child,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -56,6 +60,20 @@ export async function startWeb(socket: string, args: string[] = [], env: NodeJS.
       await once(child, 'exit');
     },
   };
+}
+
+/**
+ * A port nothing listens on now, for a page started with a fixed `--port` (a kept token): the
+ * system's choice of a free one, let go at once.
+ */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
 }
 
 /** The browser, started once per test file (about a second). */

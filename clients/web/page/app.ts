@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useReach } from './api.js';
 import { JobPage } from './job.js';
 import { JobsPage } from './jobs.js';
+import { NotifyOffer, NotifyToggle, useJobNotifications } from './notify.js';
 import { RunPage, SkillsPage } from './skills.js';
 
 /** Where the page is: `#/`, `#/jobs/<id>`, `#/skills`, `#/skills/<id>/run`. */
@@ -18,13 +19,14 @@ function useRoute(): string {
   return hash.replace(/^#/, '') || '/';
 }
 
-/** The page: a header with the two places, a line when the daemon is away, and the place shown. */
+/** The page: a header with the two places and the notifications' switch, a line when the daemon is away, and the place shown. */
 export function App() {
   const route = useRoute();
   const reach = useReach();
   const job = /^\/jobs\/([^/]+)$/.exec(route);
   const run = /^\/skills\/([^/]+)\/run$/.exec(route);
   const place = job?.[1] !== undefined ? 'jobs' : route.startsWith('/skills') ? 'skills' : 'jobs';
+  useJobNotifications(job?.[1] !== undefined ? decodeURIComponent(job[1]) : null);
   useEffect(() => {
     // A new place is announced to screen readers by its heading taking the focus.
     document.querySelector<HTMLElement>('main h1')?.focus();
@@ -36,12 +38,14 @@ export function App() {
         <a href="#/" aria-current=${place === 'jobs' ? 'page' : undefined}>Jobs</a>
         <a href="#/skills" aria-current=${place === 'skills' ? 'page' : undefined}>Skills</a>
       </nav>
+      <${NotifyToggle} />
     </header>
+    <${NotifyOffer} />
     ${reach !== 'connected' &&
     html`<p class="banner" role="status">
       ${reach === 'daemon_away'
         ? 'The daemon does not answer (a restart?). This page goes on as soon as it is back.'
-        : 'The page’s server (skillctl web) does not answer. If it was started again, open the new address it printed.'}
+        : 'The page’s server (skillctl web) does not answer. This page goes on when it is back with the same token; with a new one, open the address it printed.'}
     </p>`}
     <main>
       ${job?.[1] !== undefined
