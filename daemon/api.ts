@@ -118,8 +118,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       const jobId = (params as { job_id: string }).job_id;
       const [job] = await withHosts(d, [await d.supervisor.get(jobId)]);
       // What the job was asked to do, as jobs/create named it.
-      const request = await d.queries.request(jobId);
-      return { ...job, input: request.input ?? {}, parameter: request.parameter ?? {} };
+      return { ...job, ...(await d.queries.asked(jobId)) };
     },
     'jobs/list': async (params, conn) => {
       const p = params as { status?: JobStatus; skill_id?: string; id_prefix?: string; limit?: number; before?: string };

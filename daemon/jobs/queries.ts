@@ -63,6 +63,19 @@ export class JobQueries {
     return this.#unlessRemoved(jobId, this.#docs.request(jobId));
   }
 
+  /**
+   * What a job was asked to do, for `jobs/get`: its stored request's input and parameter, or null
+   * each where no request is stored for it (a record made by hand, a folder removed): the job is
+   * shown all the same. A store that cannot be read still fails the call.
+   */
+  async asked(jobId: string): Promise<{ input: unknown; parameter: unknown }> {
+    const request = await this.request(jobId).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    });
+    return { input: request === null ? null : (request?.input ?? {}), parameter: request === null ? null : (request?.parameter ?? {}) };
+  }
+
   /** jobs/pending: the persisted pending interaction while the job waits. */
   async pending(jobId: string): Promise<{ job_id: string; status: string; pending: Pending | null }> {
     const job = await this.get(jobId);
