@@ -22,10 +22,11 @@ import { p10 } from './p10-sandbox.js';
 import { p11 } from './p11-restart.js';
 import { p12 } from './p12-retention.js';
 import { p13 } from './p13-web.js';
+import { p14 } from './p14-gateway.js';
 
-const BENCHMARKS: readonly Benchmark[] = [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13];
+const BENCHMARKS: readonly Benchmark[] = [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14];
 
-const USAGE = `usage: node dist/bench/run.js [--quick] [--only P1..P13]
+const USAGE = `usage: node dist/bench/run.js [--quick] [--only P1..P14]
 
   --quick    small sizes; checks that every benchmark runs and produces numbers, never asserts timings
   --only P3  run one benchmark (may be repeated)`;

@@ -1,0 +1,131 @@
+import { writeFile } from 'node:fs/promises';
+import { Agent, request, type IncomingMessage } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { newGatewayToken, tokenHash } from '../../daemon/network/gateway-token.js';
+import { BRIDGE_SCRIPT } from '../../daemon/sandbox/network-bridge.js';
+import { spawnReadyProcess, spawnServerChild, type ServerChild } from './server-child.js';
+
+/**
+ * P14's three processes, each alone as in production: the stand-in provider on a port of
+ * 127.0.0.1, a job's gateway on a Unix socket (the daemon's proxy and gateway code), and the
+ * job's bridge script on another port of 127.0.0.1 leading each connection to that socket. Inside
+ * a sandbox the bridge listens in the job's network namespace; on loopback the namespace adds
+ * nothing to a connection, so here it runs on the host.
+ */
+export interface GatewayChain {
+  /** The provider's key: what a direct call carries. */
+  key: string;
+  /** The job's gateway token: what a call through the bridge carries. */
+  token: string;
+  upstreamPort: number;
+  bridgePort: number;
+  upstream: ServerChild;
+  gateway: ServerChild;
+  bridge: ServerChild;
+  stop(): Promise<void>;
+}
+
+/** Holds the bridge's engine's place: it says `ready` once the bridge listens (the bridge starts it only then), and waits for SIGTERM. */
+const HOLDER = "process.stdout.write('ready\\n'); setInterval(() => undefined, 2 ** 30);";
+
+export async function startGatewayChain(dir: string): Promise<GatewayChain> {
+  const key = `sk-bench-${newGatewayToken().slice('skilld-'.length)}`;
+  const token = newGatewayToken();
+  const started: ServerChild[] = [];
+  const stop = async (): Promise<void> => {
+    for (const child of started.reverse()) await child.stop();
+  };
+  try {
+    const upstream = await spawnServerChild(dir, 'model-upstream-main', [key]);
+    started.push(upstream);
+    const upstreamPort = saidPort(upstream);
+    const socket = join(dir, 'proxy.sock');
+    const gateway = await spawnServerChild(dir, 'gateway-main', [socket, `http://127.0.0.1:${upstreamPort}`, tokenHash(token), key]);
+    started.push(gateway);
+    const script = join(dir, 'bridge.cjs');
+    await writeFile(script, BRIDGE_SCRIPT);
+    const bridgePort = await freePort();
+    const bridge = await spawnReadyProcess(dir, 'the network bridge', [script, `127.0.0.1:${bridgePort}=${socket}`, '--', process.execPath, '-e', HOLDER]);
+    started.push(bridge);
+    return { key, token, upstreamPort, bridgePort, upstream, gateway, bridge, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function saidPort(child: ServerChild): number {
+  const port = Number(/^port (\d+)$/.exec(child.said.find((line) => line.startsWith('port ')) ?? '')?.[1]);
+  if (!Number.isInteger(port) || port <= 0) throw new Error(`no port in what the server said: ${child.said.join(' | ')}`);
+  return port;
+}
+
+/** A port of 127.0.0.1 free a moment ago: the bridge takes its port from its arguments, as inside a sandbox. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** What one model call took and brought. */
+export interface CallResult {
+  /** From the request's start to its answer's last byte. */
+  ms: number;
+  bytes: number;
+}
+
+export interface CallOptions {
+  port: number;
+  /** The `x-api-key`: the key straight to the provider, the token through the gateway. */
+  apiKey: string;
+  /** The request's body. */
+  body: Buffer;
+  /** The answer's size asked of the provider. */
+  answerBytes: number;
+  /** false: a new connection for this call alone; an Agent: its kept-alive connection. */
+  agent: Agent | false;
+  /** Told of the bytes received so far, at each chunk. */
+  progress?: (received: number) => void;
+}
+
+/** How long a call may take before the bench gives up on it: a chain that stops answering fails the benchmark instead of hanging it. */
+const CALL_TIMEOUT_MS = 60_000;
+
+/** `POST /v1/messages` as Claude Code sends it; resolves once the whole answer is read, and checks its length. */
+export function callModel(options: CallOptions): Promise<CallResult> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const headers = { 'Content-Type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': options.apiKey, 'x-bench-bytes': String(options.answerBytes), 'Content-Length': String(options.body.length) };
+    const outgoing = request({ host: '127.0.0.1', port: options.port, method: 'POST', path: '/v1/messages', headers, agent: options.agent, timeout: CALL_TIMEOUT_MS });
+    outgoing.once('timeout', () => outgoing.destroy(new Error(`no answer within ${CALL_TIMEOUT_MS} ms`)));
+    outgoing.once('error', reject);
+    outgoing.once('response', (incoming: IncomingMessage) => {
+      let bytes = 0;
+      incoming.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        options.progress?.(bytes);
+      });
+      incoming.once('error', reject);
+      incoming.once('end', () => {
+        const ms = performance.now() - started;
+        const declared = Number(incoming.headers['x-bench-body-bytes']);
+        if (incoming.statusCode !== 200) reject(new Error(`the call got ${String(incoming.statusCode)}`));
+        else if (bytes !== declared) reject(new Error(`the answer was cut: ${bytes} of ${declared} bytes`));
+        else resolve({ ms, bytes });
+      });
+    });
+    outgoing.end(options.body);
+  });
+}
+
+/** A Messages request of about `bytes` bytes: a model, a system prompt and one user message. */
+export function requestBody(bytes: number): Buffer {
+  const shell = { model: 'claude-bench', max_tokens: 8192, stream: true, system: '', messages: [{ role: 'user', content: 'Read the file and say what it does.' }] };
+  const filler = 'You are a coding agent working in a repository; follow the instructions and keep answers short. ';
+  const room = Math.max(0, bytes - Buffer.byteLength(JSON.stringify(shell)));
+  shell.system = filler.repeat(Math.ceil(room / filler.length)).slice(0, room);
+  return Buffer.from(JSON.stringify(shell));
+}

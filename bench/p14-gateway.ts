@@ -1,0 +1,217 @@
+// P14 The model gateway: what a job's way to its provider through the bridge and the gateway adds
+// to a model call, against the same call straight to the same provider, in one run; the
+// throughput of a long streamed answer; and the gateway's memory while it streams.
+//
+// Method. Three processes, each alone (bench/lib/gateway-chain.ts): a stand-in provider on
+// 127.0.0.1 (Anthropic's Messages event stream, bench/lib/model-stream.ts), a job's gateway (the
+// daemon's egress proxy and model gateway on a Unix socket, token hash given), and the job's
+// bridge script on another port of 127.0.0.1 leading to that socket. In a job the bridge listens
+// inside the network namespace; on loopback the namespace adds nothing, so it runs on the host.
+// This process is the engine: `POST /v1/messages` with a 4 KiB body and `x-api-key`, through the
+// bridge with the job's token, or straight to the provider with the key (the direct baseline).
+// Latency: from the request's start to its small answer's last byte, on a new connection each
+// time (`agent: false`; the gateway's own connections to the provider stay open, as in a job) and
+// on one kept-alive connection per path; direct and gateway calls alternate (their order swapped
+// each round) to cancel drift. Streaming: a 100 MB answer of ~200-byte frames, direct and
+// gateway alternating after one uncounted answer each (the first long stream grows V8's young
+// generation to its cap, once: shown apart); the gateway's resident set is read from /proc every
+// 20 ms and as 10 % and 90 % of the answer have arrived, and what it metered is checked against
+// what was sent.
+import { Agent } from 'node:http';
+import type { BenchContext, Benchmark } from './lib/context.js';
+import { callModel, requestBody, startGatewayChain, type CallResult, type GatewayChain } from './lib/gateway-chain.js';
+import { DELTA_BYTES, INPUT_TOKENS, planStream } from './lib/model-stream.js';
+import { CLK_TCK, sampleProc, type ProcSample } from './lib/proc.js';
+import { fmt, fmtSummary, median, summarize } from './lib/stats.js';
+
+const REQUEST_BYTES = 4096;
+const SMALL_ANSWER_BYTES = 2000;
+const SAMPLE_EVERY_MS = 20;
+const KIB_PER_MIB = 1024;
+
+type Path = 'direct' | 'gateway';
+
+/** Each path's call times, alternating, on a new connection each call or on one kept-alive connection per path. */
+async function latencies(chain: GatewayChain, connection: 'new' | 'kept', warm: number, samples: number): Promise<Record<Path, number[]>> {
+  const body = requestBody(REQUEST_BYTES);
+  const agents = { direct: connection === 'new' ? false : new Agent({ keepAlive: true, maxSockets: 1 }), gateway: connection === 'new' ? false : new Agent({ keepAlive: true, maxSockets: 1 }) } as const;
+  const times: Record<Path, number[]> = { direct: [], gateway: [] };
+  try {
+    for (let i = 0; i < warm + samples; i += 1) {
+      for (const path of i % 2 === 0 ? (['direct', 'gateway'] as const) : (['gateway', 'direct'] as const)) {
+        const port = path === 'direct' ? chain.upstreamPort : chain.bridgePort;
+        const apiKey = path === 'direct' ? chain.key : chain.token;
+        const { ms } = await callModel({ port, apiKey, body, answerBytes: SMALL_ANSWER_BYTES, agent: agents[path] });
+        if (i >= warm) times[path].push(ms);
+      }
+    }
+  } finally {
+    for (const agent of Object.values(agents)) if (agent !== false) agent.destroy();
+  }
+  return times;
+}
+
+/** What one long answer through the bridge and the gateway took of their processes. */
+interface GatewayStream {
+  mbPerSec: number;
+  /** The gateway's resident KiB before the call, at 10 % and 90 % of the answer, and the most seen. */
+  rss: { start: number; at10: number; at90: number; peak: number };
+  /** V8's heap as reserved (heapTotal) and the memory of Buffers outside it (external), KiB, at 10 % and 90 %: which of the two a growth is. */
+  heap: { total10: number; total90: number; external10: number; external90: number };
+  /** CPU ms of the gateway's and the bridge's processes. */
+  cpu: { gateway: number; bridge: number };
+  /** The bridge's resident growth, KiB, most seen − before. */
+  bridgeGrowth: number;
+}
+
+/** One long answer straight from the provider: its throughput in MB/s. */
+async function streamDirect(chain: GatewayChain, bytes: number): Promise<number> {
+  const result = await callModel({ port: chain.upstreamPort, apiKey: chain.key, body: requestBody(REQUEST_BYTES), answerBytes: bytes, agent: false });
+  return result.bytes / 1e3 / result.ms;
+}
+
+/** One long answer through the bridge and the gateway, their memory read as it goes. */
+async function streamGateway(chain: GatewayChain, bytes: number): Promise<GatewayStream> {
+  const rss = (pid: number): number => sampleProc(pid)?.rssKb ?? Number.NaN;
+  const before = { gateway: sampleProc(chain.gateway.pid), bridge: sampleProc(chain.bridge.pid) };
+  const start = rss(chain.gateway.pid);
+  const bridgeStart = rss(chain.bridge.pid);
+  let peak = start;
+  let bridgePeak = bridgeStart;
+  const sample = (): number => {
+    const now = rss(chain.gateway.pid);
+    peak = Math.max(peak, now);
+    bridgePeak = Math.max(bridgePeak, rss(chain.bridge.pid));
+    return now;
+  };
+  const marks = { at10: Number.NaN, at90: Number.NaN };
+  const heaps: { at10?: Promise<string>; at90?: Promise<string> } = {};
+  const timer = setInterval(sample, SAMPLE_EVERY_MS);
+  let result: CallResult;
+  try {
+    result = await callModel({
+      port: chain.bridgePort,
+      apiKey: chain.token,
+      body: requestBody(REQUEST_BYTES),
+      answerBytes: bytes,
+      agent: false,
+      progress: (received) => {
+        if (heaps.at10 === undefined && received >= bytes * 0.1) {
+          marks.at10 = sample();
+          heaps.at10 = chain.gateway.ask('memory').catch(() => '{}');
+        } else if (heaps.at90 === undefined && received >= bytes * 0.9) {
+          marks.at90 = sample();
+          heaps.at90 = chain.gateway.ask('memory').catch(() => '{}');
+        }
+      },
+    });
+  } finally {
+    clearInterval(timer);
+  }
+  const after = { gateway: sampleProc(chain.gateway.pid), bridge: sampleProc(chain.bridge.pid) };
+  const heap = async (answer: Promise<string> | undefined): Promise<{ total: number; external: number }> => {
+    const memory = JSON.parse((await answer) ?? '{}') as { heapTotal?: number; external?: number };
+    return { total: (memory.heapTotal ?? Number.NaN) / 1024, external: (memory.external ?? Number.NaN) / 1024 };
+  };
+  const [heap10, heap90] = [await heap(heaps.at10), await heap(heaps.at90)];
+  const cpuMs = (a: ProcSample | null, b: ProcSample | null): number => (a === null || b === null ? Number.NaN : ((b.cpuTicks - a.cpuTicks) * 1000) / CLK_TCK);
+  return {
+    mbPerSec: result.bytes / 1e3 / result.ms,
+    rss: { start, at10: marks.at10, at90: marks.at90, peak },
+    heap: { total10: heap10.total, total90: heap90.total, external10: heap10.external, external90: heap90.external },
+    cpu: { gateway: cpuMs(before.gateway, after.gateway), bridge: cpuMs(before.bridge, after.bridge) },
+    bridgeGrowth: bridgePeak - bridgeStart,
+  };
+}
+
+/** One line of a gateway stream's figures. */
+function streamText(one: GatewayStream): string {
+  const mib = (kb: number): string => fmt(kb / KIB_PER_MIB);
+  const { rss, heap, cpu } = one;
+  return (
+    `resident ${mib(rss.start)} MiB before, ${mib(rss.at10)} at 10 %, ${mib(rss.at90)} at 90 %, peak ${mib(rss.peak)}; ` +
+    `heap reserved ${mib(heap.total10)} → ${mib(heap.total90)} MiB, Buffers outside it ${mib(heap.external10)} → ${mib(heap.external90)}; ` +
+    `CPU: gateway ${fmt(cpu.gateway)} ms, bridge ${fmt(cpu.bridge)} ms; the bridge's resident +${mib(one.bridgeGrowth)} MiB`
+  );
+}
+
+interface Metered {
+  input_tokens: number;
+  output_tokens: number;
+  requests: number;
+  refused: number;
+}
+
+async function metered(chain: GatewayChain): Promise<Metered> {
+  return JSON.parse(await chain.gateway.ask('usage')) as Metered;
+}
+
+export const p14: Benchmark = {
+  id: 'P14',
+  title: "a job's model gateway: a model call through the bridge and the gateway vs straight to the provider",
+  async run(ctx: BenchContext): Promise<void> {
+    const r = ctx.report;
+    const sizes = ctx.quick ? { warm: 5, samples: 40, streamBytes: 8e6, rounds: 1 } : { warm: 50, samples: 1000, streamBytes: 100e6, rounds: 5 };
+    const chain = await startGatewayChain(await ctx.tempDir('chain'));
+    try {
+      const labels = { measured: 'through the bridge and the gateway', baseline: 'straight to the provider' };
+      for (const [connection, limit] of [['new', 2], ['kept', 0.5]] as const) {
+        const times = await latencies(chain, connection, sizes.warm, sizes.samples);
+        const s = { direct: summarize(times.direct), gateway: summarize(times.gateway) };
+        const what = connection === 'new' ? 'a new connection each call' : 'one kept-alive connection';
+        r.info(`model call, ${what}, through the bridge and the gateway: ${fmtSummary(s.gateway)}`);
+        r.info(`model call, ${what}, straight to the provider:         ${fmtSummary(s.direct)}`);
+        const waited = times.gateway.filter((ms) => ms >= 30).length;
+        r.info(`added p99 ${fmt(s.gateway.p99 - s.direct.p99)} ms; calls through the gateway that took 30 ms or more: ${waited} of ${times.gateway.length}`);
+        r.checkAddedP50(`model call, ${what}, gateway-added p50 (4 KiB request, 2 KB answer; the bridge on the host's loopback)`, s.gateway, s.direct, labels, limit);
+        // 40 ms is Linux's shortest delayed ACK: what a hop that writes an answer in pieces on TCP without TCP_NODELAY waits for.
+        if (waited > 0) r.info(`~40 ms is a delayed ACK's wait: a hop writes an answer in pieces on TCP without TCP_NODELAY (Nagle), and the client acknowledges late`);
+      }
+
+      // A first answer through each path, not counted: the gateway's and the bridge's young
+      // generation grows to its cap under the first long stream's garbage (shown), once.
+      const warm = await streamGateway(chain, sizes.streamBytes);
+      await streamDirect(chain, sizes.streamBytes);
+      r.info(`first long answer through the gateway (not counted): ${streamText(warm)}`);
+      const before = await metered(chain);
+      const direct: number[] = [];
+      const streams: GatewayStream[] = [];
+      for (let round = 0; round < sizes.rounds; round += 1) {
+        const gatewayFirst = round % 2 === 1;
+        if (gatewayFirst) streams.push(await streamGateway(chain, sizes.streamBytes));
+        direct.push(await streamDirect(chain, sizes.streamBytes));
+        if (!gatewayFirst) streams.push(await streamGateway(chain, sizes.streamBytes));
+      }
+      const after = await metered(chain);
+      const plan = planStream(sizes.streamBytes);
+      const want = { requests: sizes.rounds, input_tokens: sizes.rounds * INPUT_TOKENS, output_tokens: sizes.rounds * plan.deltas, refused: 0 };
+      const got = { requests: after.requests - before.requests, input_tokens: after.input_tokens - before.input_tokens, output_tokens: after.output_tokens - before.output_tokens, refused: after.refused };
+      if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`the gateway metered ${JSON.stringify(got)} of the streamed answers, not ${JSON.stringify(want)}`);
+
+      const mb = Math.round(plan.bytes / 1e6);
+      r.info(`${mb} MB answer (${plan.deltas} frames of ~${DELTA_BYTES} bytes, 64 to a write), MB/s per round: gateway ${streams.map((one) => fmt(one.mbPerSec)).join(', ')}; direct ${direct.map(fmt).join(', ')}`);
+      for (const [i, one] of streams.entries()) r.info(`gateway round ${i + 1}: ${streamText(one)}`);
+      r.check({
+        metric: `${mb} MB streamed answer, throughput through the bridge and the gateway (median of ${sizes.rounds})`,
+        value: median(streams.map((one) => one.mbPerSec)),
+        unit: 'MB/s',
+        baseline: median(direct),
+        baselineLabel: 'straight to the provider',
+        target: { kind: 'ratio>=', limit: 0.8 },
+      });
+      const growth = Math.max(...streams.map((one) => one.rss.peak - one.rss.start));
+      const drift = Math.max(...streams.map((one) => one.rss.at90 - one.rss.at10));
+      r.check({
+        metric: `gateway's resident memory while it streams ${mb} MB, peak − before (max of ${streams.length})`,
+        value: growth / KIB_PER_MIB,
+        unit: 'MiB',
+        baseline: null,
+        baselineLabel: '—',
+        target: { kind: 'value<=', limit: 16 },
+        note: `90 % − 10 % of the answer at most ${fmt(drift / KIB_PER_MIB)} MiB`,
+      });
+    } finally {
+      await chain.stop();
+    }
+  },
+};
