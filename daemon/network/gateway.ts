@@ -99,6 +99,10 @@ interface Outgoing {
 class Call {
   readonly #started: number;
   #timer: { cancel(): void } | null = null;
+  /** The request to the provider in flight, ended if the engine goes away. */
+  #outgoing: { destroy(): void } | null = null;
+  /** Whether a kept-alive connection the provider had closed was already replaced for this call. */
+  #redialled = false;
 
   constructor(
     readonly upstream: Upstream,
@@ -109,7 +113,10 @@ class Call {
     readonly random: () => number,
   ) {
     this.#started = clock.now().getTime();
-    response.once('close', () => this.#timer?.cancel());
+    response.once('close', () => {
+      this.#timer?.cancel();
+      if (!response.writableFinished) this.#outgoing?.destroy();
+    });
   }
 
   send(attempt: number): void {
@@ -118,14 +125,17 @@ class Call {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const headers = ['Host', url.host, ...this.out.headers, 'Content-Length', String(this.out.body.length)];
     const outgoing = send({ protocol: url.protocol, hostname: url.hostname, port: url.port, method: this.out.method, path: this.out.path, headers, agent });
+    this.#outgoing = outgoing;
     outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      // A kept-alive connection the provider closed as it was taken: the call never reached it; once more on a new one.
+      if (outgoing.reusedSocket && !this.#redialled && !this.response.headersSent && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) {
+        this.#redialled = true;
+        return this.send(attempt);
+      }
       if (this.response.headersSent) this.response.destroy();
       else sendJson(this.response, 502, { error: { type: 'gateway_error', message: `skilld's model gateway could not reach ${url.host}: ${error.code ?? error.message}` } });
     });
     outgoing.once('response', (incoming) => this.#answered(incoming, attempt));
-    this.response.once('close', () => {
-      if (!this.response.writableFinished) outgoing.destroy();
-    });
     outgoing.end(this.out.body);
   }
 

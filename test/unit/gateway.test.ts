@@ -223,3 +223,22 @@ t.test('the token in every place at once, and the quote of an answer that is not
   t.equal(providerQuote(Buffer.from(JSON.stringify([{ error: { code: 429, message: 'Resource has been exhausted', status: 'RESOURCE_EXHAUSTED' } }])), 429, KEY), 'Resource has been exhausted');
   t.equal(providerQuote(Buffer.from(JSON.stringify({ error: { message: 'x'.repeat(400) } })), 400, KEY).length, 300);
 });
+
+t.test('many retries of one call hold one listener on the engine\'s side', async (t) => {
+  const clock = new FakeClock();
+  const warnings: string[] = [];
+  const warned = (warning: Error): void => void warnings.push(warning.name);
+  process.on('warning', warned);
+  t.teardown(() => process.off('warning', warned));
+  const limited = Array.from({ length: 12 }, () => json(429, { error: { message: 'wait' } }, { 'retry-after': '0' }));
+  const up = await provider(t, [...limited, anthropicStream]);
+  const gw = await gateway(t, up.url, { clock });
+  const answered = gw.call('/v1/messages', { 'x-api-key': gw.token });
+  for (let n = 1; n <= 12; n += 1) {
+    while (gw.told.retries.length < n) await new Promise((resolve) => setImmediate(resolve));
+    clock.advance(gw.told.retries[n - 1]?.wait_ms ?? 0);
+  }
+  t.equal((await answered).status, 200);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(warnings, [], 'no listener piles up');
+});
