@@ -5,6 +5,7 @@
 // side past its 16 MiB backlog, the daemon closes the connection and most calls answer 503
 // `DAEMON_UNREACHABLE`.
 import t from 'tap';
+import { connect } from 'node:net';
 import { once } from 'node:events';
 import { TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { exchange, signIn, startWeb, unixSocketsOf, type Exchange } from '../helpers/web.js';
@@ -110,8 +111,28 @@ t.test('stopped while calls are out and waiting, the page server exits: no call 
   t.equal(kind((await call()) as Exchange), 'busy');
   const exited = once(other.child, 'exit');
   other.child.kill('SIGTERM');
+  // The daemon wakes only once the page server has begun to stop (it no longer takes connections):
+  // on a busy machine a daemon woken at once could answer held calls before the SIGTERM is handled.
+  await untilRefused(other.port);
   process.kill(daemon.child.pid as number, 'SIGCONT');
   paused = false;
   t.same(await exited, [0, null], 'it exits, with 0');
   t.same(await Promise.all(held), held.map(() => null), 'the calls it held were cut as it stopped');
 });
+
+/** Resolves once nothing accepts connections on 127.0.0.1:`port` (a bounded number of tries). */
+async function untilRefused(port: number): Promise<void> {
+  for (let tries = 0; tries < 3000; tries += 1) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once('error', () => resolve(true));
+    });
+    if (refused) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`127.0.0.1:${port} still takes connections`);
+}
