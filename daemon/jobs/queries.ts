@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { SkilldError, type WarningCode } from '../../rpc/errors.js';
 import type { JobDocs, StoredRequest } from '../store/job-docs.js';
 import type { Store } from '../store/store.js';
@@ -22,11 +23,25 @@ export interface JobResultAnswer {
 /** About this much of a job's rounds per `jobs/history` answer, well within an answer's 8 MiB. */
 export const HISTORY_PAGE_BYTES = 4 * 1024 * 1024;
 
+/** What a job was asked to do: its request's input and parameter, shown by `jobs/get`. */
+export interface Asked {
+  input: unknown;
+  parameter: unknown;
+}
+
+/**
+ * How much of the requests `jobs/get` showed lately is kept in memory: a request never changes
+ * once stored, and reading it from its file (or its row) at each call tripled the cost of a
+ * `jobs/get` (P1). Bounded by the size of their JSON: a few large inputs do not crowd out memory.
+ */
+const ASKED_CACHE = { max: 4096, maxSize: 8 * 1024 * 1024 } as const;
+
 /** Read-only views of a job, its documents and its run folder: result, pending, history. */
 export class JobQueries {
   readonly #store: Store;
   readonly #docs: JobDocs;
   readonly #runsDir: string;
+  readonly #asked = new LRUCache<string, Asked>({ ...ASKED_CACHE, sizeCalculation: (asked) => Math.max(1, JSON.stringify(asked).length) });
 
   constructor(store: Store, docs: JobDocs, runsDir: string) {
     this.#store = store;
@@ -66,14 +81,20 @@ export class JobQueries {
   /**
    * What a job was asked to do, for `jobs/get`: its stored request's input and parameter, or null
    * each where no request is stored for it (a record made by hand, a folder removed): the job is
-   * shown all the same. A store that cannot be read still fails the call.
+   * shown all the same. A store that cannot be read still fails the call. Kept once read (see
+   * `ASKED_CACHE`); a missing request is not, so one stored later is shown.
    */
-  async asked(jobId: string): Promise<{ input: unknown; parameter: unknown }> {
+  async asked(jobId: string): Promise<Asked> {
+    const kept = this.#asked.get(jobId);
+    if (kept !== undefined) return kept;
     const request = await this.request(jobId).catch((error: unknown) => {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw error;
     });
-    return { input: request === null ? null : (request?.input ?? {}), parameter: request === null ? null : (request?.parameter ?? {}) };
+    if (request === null) return { input: null, parameter: null };
+    const asked = { input: request?.input ?? {}, parameter: request?.parameter ?? {} };
+    this.#asked.set(jobId, asked);
+    return asked;
   }
 
   /** jobs/pending: the persisted pending interaction while the job waits. */
