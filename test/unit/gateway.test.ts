@@ -69,7 +69,7 @@ interface Told {
 }
 
 /** A gateway for one job in front of `upstream`, on a proxy socket of its own; returns how to call it and what it told. */
-async function gateway(t: Test, upstream: string, options: { retryMaxSec?: number; clock?: FakeClock } = {}): Promise<{ token: string; told: Told; call: (path: string, headers: Record<string, string>, body?: string) => Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> }> {
+async function gateway(t: Test, upstream: string, options: { retryMaxSec?: number; clock?: FakeClock } = {}): Promise<{ token: string; told: Told; path: string; call: (path: string, headers: Record<string, string>, body?: string) => Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> }> {
   const token = newGatewayToken();
   const told: Told = { retries: [], failures: [], used: [], refused: [] };
   const hooks: GatewayHooks = {
@@ -95,7 +95,7 @@ async function gateway(t: Test, upstream: string, options: { retryMaxSec?: numbe
       request.once('error', reject);
       request.end(body);
     });
-  return { token, told, call };
+  return { token, told, path, call };
 }
 
 t.test('the token is swapped for the key in the place the engine put it, and the answer streamed back with its usage', async (t) => {
@@ -241,4 +241,43 @@ t.test('many retries of one call hold one listener on the engine\'s side', async
   t.equal((await answered).status, 200);
   await new Promise((resolve) => setImmediate(resolve));
   t.same(warnings, [], 'no listener piles up');
+});
+
+t.test("a provider that dies mid-answer cuts the engine's answer; an engine that goes away ends the call to the provider", async (t) => {
+  const providerClosed: Array<Promise<unknown>> = [];
+  const up = await provider(t, [
+    (seen, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('event: message_start\ndata: {}\n\n');
+      if (seen.url === '/die') setImmediate(() => response.socket?.destroy());
+      else providerClosed.push(once(response, 'close'));
+    },
+  ]);
+  const gw = await gateway(t, up.url);
+
+  // The provider's connection ends before the answer's last chunk: the engine sees an error, never a body that looks whole.
+  const cut = await new Promise<string>((resolve) => {
+    httpRequest({ socketPath: gw.path, method: 'POST', path: '/die', headers: { 'x-api-key': gw.token } }, (response) => {
+      response.resume();
+      response.once('end', () => resolve('ended as if whole'));
+      response.once('error', (error) => resolve(`error: ${error.message}`));
+    })
+      .once('error', (error) => resolve(`error: ${error.message}`))
+      .end('{}');
+  });
+  t.match(cut, /^error: /, 'the engine sees the cut');
+
+  // The engine reads the first event, then goes away: the gateway ends its call to the provider.
+  const answer = await new Promise<IncomingMessage>((resolve, reject) => {
+    httpRequest({ socketPath: gw.path, method: 'POST', path: '/stay', headers: { 'x-api-key': gw.token } })
+      .once('response', resolve)
+      .once('error', reject)
+      .end('{}');
+  });
+  t.equal(answer.statusCode, 200);
+  await once(answer, 'data');
+  answer.destroy();
+  t.equal(providerClosed.length, 1);
+  await providerClosed[0];
+  t.pass("the provider's side of the call was closed");
 });
