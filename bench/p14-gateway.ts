@@ -29,18 +29,19 @@ const SMALL_ANSWER_BYTES = 2000;
 const SAMPLE_EVERY_MS = 20;
 const KIB_PER_MIB = 1024;
 
-type Path = 'direct' | 'gateway';
+type Path = 'direct' | 'gateway' | 'relay';
+const PATHS: readonly Path[] = ['direct', 'gateway', 'relay'];
 
-/** Each path's call times, alternating, on a new connection each call or on one kept-alive connection per path. */
+/** Each path's call times, in turn (who goes first moved on every round), on a new connection each call or on one kept-alive connection per path. */
 async function latencies(chain: GatewayChain, connection: 'new' | 'kept', warm: number, samples: number): Promise<Record<Path, number[]>> {
   const body = requestBody(REQUEST_BYTES);
-  const agents = { direct: connection === 'new' ? false : new Agent({ keepAlive: true, maxSockets: 1 }), gateway: connection === 'new' ? false : new Agent({ keepAlive: true, maxSockets: 1 }) } as const;
-  const times: Record<Path, number[]> = { direct: [], gateway: [] };
+  const agent = (): Agent | false => (connection === 'new' ? false : new Agent({ keepAlive: true, maxSockets: 1 }));
+  const agents: Record<Path, Agent | false> = { direct: agent(), gateway: agent(), relay: agent() };
+  const times: Record<Path, number[]> = { direct: [], gateway: [], relay: [] };
   try {
     for (let i = 0; i < warm + samples; i += 1) {
-      for (const path of i % 2 === 0 ? (['direct', 'gateway'] as const) : (['gateway', 'direct'] as const)) {
-        const port = path === 'direct' ? chain.upstreamPort : chain.bridgePort;
-        const apiKey = path === 'direct' ? chain.key : chain.token;
+      for (const path of PATHS.map((_, k) => PATHS[(i + k) % PATHS.length] as Path)) {
+        const { port, apiKey } = target(chain, path);
         const { ms } = await callModel({ port, apiKey, body, answerBytes: SMALL_ANSWER_BYTES, agent: agents[path] });
         if (i >= warm) times[path].push(ms);
       }
@@ -64,9 +65,15 @@ interface GatewayStream {
   bridgeGrowth: number;
 }
 
-/** One long answer straight from the provider: its throughput in MB/s. */
-async function streamDirect(chain: GatewayChain, bytes: number): Promise<number> {
-  const result = await callModel({ port: chain.upstreamPort, apiKey: chain.key, body: requestBody(REQUEST_BYTES), answerBytes: bytes, agent: false });
+/** Where a call on each path goes, and what it carries: the key straight or through the byte relay, the job's token through the gateway. */
+function target(chain: GatewayChain, path: Path): { port: number; apiKey: string } {
+  if (path === 'gateway') return { port: chain.bridgePort, apiKey: chain.token };
+  return { port: path === 'direct' ? chain.upstreamPort : chain.relayPort, apiKey: chain.key };
+}
+
+/** One long answer straight from the provider, or through a bridge and the byte relay: its throughput in MB/s. */
+async function streamDirect(chain: GatewayChain, bytes: number, path: 'direct' | 'relay' = 'direct'): Promise<number> {
+  const result = await callModel({ ...target(chain, path), body: requestBody(REQUEST_BYTES), answerBytes: bytes, agent: false });
   return result.bytes / 1e3 / result.ms;
 }
 
@@ -157,10 +164,11 @@ export const p14: Benchmark = {
       const labels = { measured: 'through the bridge and the gateway', baseline: 'straight to the provider' };
       for (const [connection, limit] of [['new', 2], ['kept', 0.5]] as const) {
         const times = await latencies(chain, connection, sizes.warm, sizes.samples);
-        const s = { direct: summarize(times.direct), gateway: summarize(times.gateway) };
+        const s = { direct: summarize(times.direct), gateway: summarize(times.gateway), relay: summarize(times.relay) };
         const what = connection === 'new' ? 'a new connection each call' : 'one kept-alive connection';
         r.info(`model call, ${what}, through the bridge and the gateway: ${fmtSummary(s.gateway)}`);
         r.info(`model call, ${what}, straight to the provider:         ${fmtSummary(s.direct)}`);
+        r.info(`model call, ${what}, through a bridge and a byte relay in the gateway's place (the floor): ${fmtSummary(s.relay)}; added p50 ${fmt(s.relay.p50 - s.direct.p50)} ms`);
         const waited = times.gateway.filter((ms) => ms >= 30).length;
         r.info(`added p99 ${fmt(s.gateway.p99 - s.direct.p99)} ms; calls through the gateway that took 30 ms or more: ${waited} of ${times.gateway.length}`);
         r.checkAddedP50(`model call, ${what}, gateway-added p50 (4 KiB request, 2 KB answer; the bridge on the host's loopback)`, s.gateway, s.direct, labels, limit);
@@ -174,12 +182,15 @@ export const p14: Benchmark = {
       await streamDirect(chain, sizes.streamBytes);
       r.info(`first long answer through the gateway (not counted): ${streamText(warm)}`);
       const before = await metered(chain);
+      await streamDirect(chain, sizes.streamBytes, 'relay');
       const direct: number[] = [];
+      const relayed: number[] = [];
       const streams: GatewayStream[] = [];
       for (let round = 0; round < sizes.rounds; round += 1) {
         const gatewayFirst = round % 2 === 1;
         if (gatewayFirst) streams.push(await streamGateway(chain, sizes.streamBytes));
         direct.push(await streamDirect(chain, sizes.streamBytes));
+        relayed.push(await streamDirect(chain, sizes.streamBytes, 'relay'));
         if (!gatewayFirst) streams.push(await streamGateway(chain, sizes.streamBytes));
       }
       const after = await metered(chain);
@@ -190,6 +201,10 @@ export const p14: Benchmark = {
 
       const mb = Math.round(plan.bytes / 1e6);
       r.info(`${mb} MB answer (${plan.deltas} frames of ~${DELTA_BYTES} bytes, 64 to a write), MB/s per round: gateway ${streams.map((one) => fmt(one.mbPerSec)).join(', ')}; direct ${direct.map(fmt).join(', ')}`);
+      r.info(
+        `the floor: through a bridge and a byte relay in the gateway's place, MB/s per round ${relayed.map(fmt).join(', ')}: ` +
+          `${fmt(median(relayed) / median(direct))}× direct at the median; the gateway reaches ${fmt(median(streams.map((one) => one.mbPerSec)) / median(relayed))}× of that floor`,
+      );
       for (const [i, one] of streams.entries()) r.info(`gateway round ${i + 1}: ${streamText(one)}`);
       r.check({
         metric: `${mb} MB streamed answer, throughput through the bridge and the gateway (median of ${sizes.rounds})`,

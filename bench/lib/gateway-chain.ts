@@ -23,6 +23,8 @@ export interface GatewayChain {
   upstream: ServerChild;
   gateway: ServerChild;
   bridge: ServerChild;
+  /** The floor: a port of another bridge, whose socket leads to a plain byte relay in the gateway's place (byte-relay-main.ts); calls carry the key. */
+  relayPort: number;
   stop(): Promise<void>;
 }
 
@@ -48,7 +50,11 @@ export async function startGatewayChain(dir: string): Promise<GatewayChain> {
     const bridgePort = await freePort();
     const bridge = await spawnReadyProcess(dir, 'the network bridge', [script, `127.0.0.1:${bridgePort}=${socket}`, '--', process.execPath, '-e', HOLDER]);
     started.push(bridge);
-    return { key, token, upstreamPort, bridgePort, upstream, gateway, bridge, stop };
+    const relaySocket = join(dir, 'relay.sock');
+    started.push(await spawnServerChild(dir, 'byte-relay-main', [relaySocket, String(upstreamPort)]));
+    const relayPort = await freePort();
+    started.push(await spawnReadyProcess(dir, 'the byte relay\'s bridge', [script, `127.0.0.1:${relayPort}=${relaySocket}`, '--', process.execPath, '-e', HOLDER]));
+    return { key, token, upstreamPort, bridgePort, upstream, gateway, bridge, relayPort, stop };
   } catch (error) {
     await stop();
     throw error;
