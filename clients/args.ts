@@ -124,17 +124,6 @@ export function looseValue(text: string): unknown {
   }
 }
 
-/** `k=v` pairs into an object; values go through `looseValue`. */
-export function parseAssignments(pairs: string[], flag: string): Record<string, unknown> {
-  const result: Record<string, unknown> = {};
-  for (const pair of pairs) {
-    const at = pair.indexOf('=');
-    if (at <= 0) throw new UsageError(`--${flag} needs key=value, got "${pair}"`);
-    result[pair.slice(0, at)] = looseValue(pair.slice(at + 1));
-  }
-  return result;
-}
-
 /** JSON text that must hold an object (params, `--input-json`). */
 export function parseJsonObject(text: string, what: string): Record<string, unknown> {
   let value: unknown;

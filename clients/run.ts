@@ -1,16 +1,17 @@
-import { flagOpt, intOpt, listOpt, parseAssignments, parseJsonObject, stringOpt, definedOnly, UsageError, type OptionValues } from './args.js';
+import { flagOpt, intOpt, listOpt, stringOpt, definedOnly } from './args.js';
 import { arg, type Command, type Context, type Invocation } from './command.js';
 import { colourOn, paintStatus } from './colour.js';
 import { followJob, type FollowOptions } from './follow-job.js';
 import { json } from './format.js';
+import { readRunValues } from './input-values.js';
 import { interact, onTerminal, terminalAsk } from './interactive.js';
 import { pendingText, replyHint } from './interaction-text.js';
 import type { JobView } from './wire.js';
 
-/** `run <skill> --engine E ...`: jobs/create; with `--wait`, or interactive on a terminal, follow the job. */
+/** `run <skill> [--engine E] ...`: jobs/create; with `--wait`, or interactive on a terminal, follow the job. */
 export const runCommand: Command = {
   name: 'run',
-  usage: 'run <skill> --engine E [--mode auto|interactive] [--input k=v]... [--param k=v]... [--input-json JSON] [--param-json JSON] [--model M] [--timeout SEC] [--share user:NAME|group:NAME]... [--wait]',
+  usage: 'run <skill> [--engine E] [--mode auto|interactive] [--input k=v|k=@file|k=@-]... [--param k=v]... [--input-json JSON|@file|-] [--param-json JSON|@file|-] [--model M] [--timeout SEC] [--share user:NAME|group:NAME]... [--wait]',
   summary: 'create a job; --wait follows it (on a terminal with a status line) and prints its output (exit 1 if it fails); Ctrl-C stops following and leaves the job running (come back with attach, exit 130); see "interactive runs" below',
   options: {
     engine: { type: 'string', short: 'e' },
@@ -27,7 +28,7 @@ export const runCommand: Command = {
   positionals: [1, 1],
   skillArg: 0,
   run: async (ctx, inv) => {
-    const job = await ctx.client.request<JobView>('jobs/create', createParams(inv));
+    const job = await ctx.client.request<JobView>('jobs/create', await createParams(inv));
     if (job.execution_mode === 'interactive' && !ctx.json && onTerminal()) return interact(ctx, job.job_id, terminalAsk, 'start', job.created_at);
     if (!flagOpt(inv.values, 'wait')) {
       ctx.print(ctx.json ? json(job) : job.job_id);
@@ -38,29 +39,20 @@ export const runCommand: Command = {
   },
 };
 
-/** The `jobs/create` params from the command line; k=v values are JSON when they parse. */
-export function createParams(inv: Invocation): Record<string, unknown> {
+/** The `jobs/create` params from the command line; values read as input-values.ts says. */
+export async function createParams(inv: Invocation): Promise<Record<string, unknown>> {
   const { values } = inv;
-  const engine = stringOpt(values, 'engine');
-  if (engine === undefined) throw new UsageError('run needs --engine');
+  const read = await readRunValues({ input: [stringOpt(values, 'input-json'), listOpt(values, 'input')], param: [stringOpt(values, 'param-json'), listOpt(values, 'param')] });
   return definedOnly({
     skill_id: arg(inv, 0),
-    engine,
+    engine: stringOpt(values, 'engine'),
     execution_mode: stringOpt(values, 'mode'),
-    input: mergedObject(values, 'input'),
-    parameter: mergedObject(values, 'param'),
+    input: read.input,
+    parameter: read.parameter,
     model: stringOpt(values, 'model'),
     hard_timeout_sec: intOpt(values, 'timeout'),
     share_with: listOpt(values, 'share').length === 0 ? undefined : listOpt(values, 'share'),
   });
-}
-
-/** `--<name>-json` as the base, then each `--<name> k=v` on top; undefined when neither is given. */
-function mergedObject(values: OptionValues, name: string): Record<string, unknown> | undefined {
-  const text = stringOpt(values, `${name}-json`);
-  const pairs = listOpt(values, name);
-  if (text === undefined && pairs.length === 0) return undefined;
-  return { ...(text === undefined ? {} : parseJsonObject(text, `--${name}-json`)), ...parseAssignments(pairs, name) };
 }
 
 /**

@@ -47,6 +47,8 @@ export interface SkillView {
   status: string;
   execution_modes: string[];
   effective_engines: string[];
+  /** The engine jobs/create chooses when none is named (absent from a daemon older than it). */
+  default_engine?: string | null;
   /** Absent from a daemon older than the field. */
   warnings?: string[];
   error?: CodedError;

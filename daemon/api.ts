@@ -24,7 +24,7 @@ import { retryRequest } from './jobs/retry-request.js';
 import type { JobStatus } from './model/states.js';
 import type { Job } from './model/job.js';
 import type { SkillRegistry } from './skills/registry.js';
-import { missingSkillsDirs, view } from './skills/registry.js';
+import { missingSkillsDirs } from './skills/registry.js';
 import type { SlotPool } from './slots/pool.js';
 import type { StateLockView } from './state-lock.js';
 import type { Store } from './store/store.js';
@@ -106,7 +106,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       const id = (params as { skill_id: string }).skill_id;
       const entry = d.skills.require(id);
       const instructions = entry.current?.files.get('SKILL.md')?.toString('utf8') ?? null;
-      return { ...view(entry), schemas: entry.current?.schemas ?? { input: null, parameter: null, output: null }, instructions };
+      return { ...d.skills.view(entry), schemas: entry.current?.schemas ?? { input: null, parameter: null, output: null }, instructions };
     },
     'skills/subscribe': (_params, conn) => d.subscriptions.watchSkills(conn),
     'engines/list': async () => ({ engines: await d.engines.list((name) => d.probe.profileFor(name)) }),

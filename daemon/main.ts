@@ -82,7 +82,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const shared = config.store === 'files' ? null : await (await import('./cluster/shared-storage.js')).openSharedStorage(config, runsDir, clock, logger, version, () => onFenced());
   const { store, docs, events } = shared ?? (await openFilesStorage(config, runsDir, clock));
   for (const notice of store.notices) logger.error({ ...notice }, 'state problem found at start');
-  const skills = new SkillRegistry(config.skills_dirs);
+  const skills = new SkillRegistry(config.skills_dirs, config.default_engine);
   await skills.loadAll();
   const pool = new SlotPool(config.max_concurrent);
   const daemonEnv = definedEnv(process.env);

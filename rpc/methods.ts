@@ -37,7 +37,7 @@ export const METHOD_PARAMS = {
   'jobs/create': {
     type: 'object',
     additionalProperties: false,
-    required: ['skill_id', 'engine'],
+    required: ['skill_id'],
     properties: {
       skill_id: { type: 'string', minLength: 1 },
       engine: { type: 'string', minLength: 1 },

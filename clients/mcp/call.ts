@@ -38,7 +38,8 @@ export async function callSkill(scope: CallScope, skill: SkillView, args: Record
   if (typeof checked === 'string') return errorResult(checked);
   const params = definedOnly({
     skill_id: skill.id,
-    engine: checked['engine'] ?? skill.effective_engines[0],
+    // None named: the daemon's choice (its default_engine where the skill runs on it), as for every client.
+    engine: checked['engine'],
     execution_mode: checked['execution_mode'] ?? defaultMode(skill),
     input: checked['input'] ?? {},
     parameter: checked['parameter'],

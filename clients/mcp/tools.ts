@@ -58,7 +58,7 @@ function inputSchemaOf(skill: SkillDetail): Tool['inputSchema'] {
     properties: {
       input: nested(input, '/properties/input', "The skill's input."),
       ...(parameter === null ? {} : { parameter: nested(parameter, '/properties/parameter', "The skill's parameters.") }),
-      engine: { type: 'string', enum: engines, ...(engines[0] === undefined ? {} : { default: engines[0] }), description: 'The coding agent that runs the skill.' },
+      engine: { type: 'string', enum: engines, ...(typeof skill.default_engine === 'string' ? { default: skill.default_engine } : {}), description: 'The coding agent that runs the skill.' },
       execution_mode: {
         type: 'string',
         enum: skill.execution_modes,

@@ -81,6 +81,8 @@ export interface Config {
   /** Webhooks told when a job waits or ends (docs/notify.md). */
   notify: NotifyHook[];
   engines: Record<EngineName, EngineConfig>;
+  /** The engine a job runs on when `jobs/create` names none and its skill runs on it; null: the skill's first (docs/configuration.md). */
+  default_engine: EngineName | null;
   /** The config file read at start, if any (not a key): jobs' sandboxes hide it. */
   config_file: string | null;
   /**
@@ -205,7 +207,7 @@ export const MAX_LEASE_TTL_MS = 24 * 60 * 60 * 1000;
 /** The longest `line_timeout_sec` and `idle_timeout_sec`, a day. */
 export const MAX_CONNECTION_TIMEOUT_SEC = 24 * 60 * 60;
 
-const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines_on_stop', 'sandbox', 'limits', 'network', 'access', 'retention', 'notify', 'engines'];
+const KEYS = ['socket', 'socket_mode', 'state_dir', 'store', 'host_id', 'lease_ttl_ms', 'pinned_grace_sec', 'skills_dirs', 'max_concurrent', 'max_queue', 'max_connections', 'line_timeout_sec', 'idle_timeout_sec', 'session_timeout_sec', 'hard_timeout_sec', 'kill_grace_ms', 'log_level', 'log_format', 'process_containment', 'engines_on_stop', 'sandbox', 'limits', 'network', 'access', 'retention', 'notify', 'engines', 'default_engine'];
 
 function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, filePath: string | null): Config {
   const where = filePath === null ? '' : ` (config file ${filePath})`;
@@ -261,6 +263,7 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
     retention: validateRetention(raw['retention'] ?? {}, fail),
     notify: validateNotify(raw['notify'], fail),
     engines: validateEngines(raw['engines'] ?? {}, fail),
+    default_engine: raw['default_engine'] === undefined || raw['default_engine'] === null ? null : choice('default_engine', ENGINE_NAMES),
     config_file: filePath === null ? null : resolve(filePath),
     own_skills_dir: null,
   };

@@ -1,4 +1,5 @@
 import { SkilldError } from '../../rpc/errors.js';
+import { defaultEngine, defaultMode } from '../skills/defaults.js';
 import type { SkillRegistry } from '../skills/registry.js';
 import type { SkillDefinition } from '../skills/manifest.js';
 import { ENGINE_NAMES, type ApprovalMode, type EngineName, type ExecutionMode } from '../model/job.js';
@@ -6,7 +7,9 @@ import { ENGINE_NAMES, type ApprovalMode, type EngineName, type ExecutionMode } 
 /** `jobs/create` params after shape validation by the RPC layer. */
 export interface CreateParams {
   skill_id: string;
-  engine: string;
+  /** Not given: `defaultEngine` chooses. */
+  engine?: string;
+  /** Not given: the skill's one mode, or `auto`. */
   execution_mode?: ExecutionMode;
   interactive_require_user_reply?: boolean;
   session_timeout_sec?: number;
@@ -28,20 +31,20 @@ export interface CreatePlan {
 }
 
 /** Create-time checks (docs/protocol.md, "jobs/create"), in a fixed order so the same bad request always gets the same code. */
-export function planCreate(params: CreateParams, skills: SkillRegistry): CreatePlan {
+export function planCreate(params: CreateParams, skills: SkillRegistry, configuredEngine: EngineName | null = null): CreatePlan {
   const entry = skills.require(params.skill_id);
   const skill = entry.current;
   if (skill === null) throw new SkilldError('SKILL_INVALID', `skill "${params.skill_id}" is invalid: ${entry.error?.message ?? 'not loaded'}`, { details: entry.error });
-  if (!ENGINE_NAMES.includes(params.engine as EngineName)) {
+  if (params.engine !== undefined && !ENGINE_NAMES.includes(params.engine as EngineName)) {
     throw new SkilldError('ENGINE_UNKNOWN', `unknown engine "${params.engine}"; known: ${ENGINE_NAMES.join(', ')}`);
   }
-  const engine = params.engine as EngineName;
-  if (!skill.effective_engines.includes(engine)) {
-    throw new SkilldError('SKILL_ENGINE_UNSUPPORTED', `skill "${skill.id}" does not run on ${engine}; it runs on: ${skill.effective_engines.join(', ') || 'no engine'}`, {
+  const engine = (params.engine as EngineName | undefined) ?? defaultEngine(skill.effective_engines, configuredEngine);
+  if (engine === null || !skill.effective_engines.includes(engine)) {
+    throw new SkilldError('SKILL_ENGINE_UNSUPPORTED', `skill "${skill.id}" does not run on ${engine ?? 'any engine'}; it runs on: ${skill.effective_engines.join(', ') || 'no engine'}`, {
       details: { effective_engines: skill.effective_engines },
     });
   }
-  const mode = params.execution_mode ?? 'auto';
+  const mode = params.execution_mode ?? defaultMode(skill.execution_modes);
   if (!skill.execution_modes.includes(mode)) {
     throw new SkilldError('SKILL_EXECUTION_MODE_UNSUPPORTED', `skill "${skill.id}" does not support ${mode} mode; it supports: ${skill.execution_modes.join(', ')}`, {
       details: { execution_modes: skill.execution_modes },

@@ -4,6 +4,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SkilldError } from '../../rpc/errors.js';
 import { didYouMean } from '../../rpc/nearest.js';
+import { defaultEngine } from './defaults.js';
 import { SKILL_ID_PATTERN, SkillLoadError, loadSkill, type SkillDefinition, type SkillErrorCode } from './manifest.js';
 
 export interface SkillError {
@@ -30,6 +31,8 @@ export interface SkillView {
   engines: string[] | null;
   unsupported_engines: string[];
   effective_engines: string[];
+  /** What `jobs/create` runs a job of it on when the request names no engine (defaults.ts). */
+  default_engine: string | null;
   max_attempt: number | null;
   path: string;
   status: 'ok' | 'invalid';
@@ -45,10 +48,18 @@ export interface SkillView {
  */
 export class SkillRegistry {
   readonly #dirs: readonly string[];
+  readonly #defaultEngine: string | null;
   readonly #entries = new Map<string, SkillEntry>();
 
-  constructor(dirs: readonly string[]) {
+  /** `defaultEngine`: the configured `default_engine`, shown in each skill's view as it applies to it. */
+  constructor(dirs: readonly string[], defaultEngine: string | null = null) {
     this.#dirs = dirs;
+    this.#defaultEngine = defaultEngine;
+  }
+
+  /** The wire view of an entry: the last valid definition, flagged invalid while an error stands. */
+  view(entry: SkillEntry): SkillView {
+    return view(entry, this.#defaultEngine);
   }
 
   get dirs(): readonly string[] {
@@ -93,7 +104,7 @@ export class SkillRegistry {
   }
 
   list(): SkillView[] {
-    return [...this.#entries.values()].sort((a, b) => a.id.localeCompare(b.id)).map(view);
+    return [...this.#entries.values()].sort((a, b) => a.id.localeCompare(b.id)).map((entry) => this.view(entry));
   }
 
   counts(): { ok: number; invalid: number } {
@@ -123,8 +134,8 @@ export function missingSkillsDirs(dirs: readonly string[]): string[] {
   return dirs.filter((dir) => !existsSync(dir));
 }
 
-/** The wire view of an entry: the last valid definition, flagged invalid while an error stands. */
-export function view(entry: SkillEntry): SkillView {
+/** The wire view of an entry (see `SkillRegistry.view`). */
+export function view(entry: SkillEntry, configuredEngine: string | null = null): SkillView {
   const d = entry.current;
   const base: SkillView = {
     id: entry.id,
@@ -135,6 +146,7 @@ export function view(entry: SkillEntry): SkillView {
     engines: d?.engines ?? null,
     unsupported_engines: d?.unsupported_engines ?? [],
     effective_engines: d?.effective_engines ?? [],
+    default_engine: defaultEngine<string>(d?.effective_engines ?? [], configuredEngine),
     max_attempt: d?.max_attempt ?? null,
     path: entry.path,
     status: entry.error === null ? 'ok' : 'invalid',

@@ -63,9 +63,9 @@ t.test("run --help: every option of run with its description, the global options
     t.match(flat, (spec.description ?? '').replace(/\s+/g, ' '), `--${name} described`);
   }
   t.match(flat, 'one of: codex, gemini, iflow, claude');
-  t.match(flat, 'one of: auto, interactive; default: auto');
+  t.match(flat, 'one of: auto, interactive');
   t.match(out.stdout, /^options for every command:$/m);
-  t.match(out.stdout, /^examples:\n {2}skillctl run \S+ --engine /m);
+  t.match(out.stdout, /^examples:\n {2}skillctl run \S+ --input text=@/m);
   t.match(flat, 'Interactive runs');
   t.equal((await offline(['help', 'run'])).stdout, out.stdout);
   t.equal((await offline(['run', '-h'])).stdout, out.stdout);

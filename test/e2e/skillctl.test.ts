@@ -234,7 +234,7 @@ t.test("version shows skillctl's version and the daemon's, each with its protoco
 });
 
 t.test('usage errors exit 2 with the usage on stderr', async (t) => {
-  const cases = [[], ['jobs', '--no-such-flag'], ['show'], ['run', 'echo-auto'], ['run', 'echo-auto', '-e', 'codex', '--input', 'novalue'], ['call', 'daemon/ping', '{bad']];
+  const cases = [[], ['jobs', '--no-such-flag'], ['show'], ['run', 'echo-auto', '-i', 'emit=@'], ['run', 'echo-auto', '-e', 'codex', '--input', 'novalue'], ['call', 'daemon/ping', '{bad']];
   const outcomes = await Promise.all(cases.map((args) => ctl(args)));
   outcomes.forEach((out, i) => {
     t.equal(out.code, 2, `skillctl ${(cases[i] ?? []).join(' ')}`);

@@ -68,9 +68,19 @@ t.test('defaults without any XDG variables', async (t) => {
       iflow: { command: ['iflow'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
       claude: { command: ['claude'], env: {}, profile: 'probe', sticky_recovery: 'fail', sandbox: { read_only: [], read_write: [] }, network: { allow: [] }, gateway: null },
     },
+    default_engine: null,
     config_file: null,
     own_skills_dir: '/home/alice/.local/share/skilld/skills',
   });
+});
+
+t.test('default_engine: one of the engines, or null; anything else is a ConfigError naming the choices', async (t) => {
+  t.equal((await loadConfig(sources({ flags: { config: await configFile({ default_engine: 'claude' }) } }))).default_engine, 'claude');
+  t.equal((await loadConfig(sources({ flags: { config: await configFile({ default_engine: null }) } }))).default_engine, null);
+  for (const value of ['Claude', 'gpt', '', 3]) {
+    const file = await configFile({ default_engine: value });
+    t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /"default_engine" must be one of codex, gemini, iflow, claude/, JSON.stringify(value));
+  }
 });
 
 t.test('retention: durations with units, a count, null for no limit; anything else names the key', async (t) => {

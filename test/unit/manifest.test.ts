@@ -347,6 +347,7 @@ t.test('registry: loadAll lists every skill sorted, with counts; hidden folders 
     engines: null,
     unsupported_engines: ['iflow'],
     effective_engines: ['codex', 'gemini', 'claude'],
+    default_engine: 'codex',
     max_attempt: 2,
     path: join(dir, 'alpha'),
     status: 'ok',

@@ -83,3 +83,9 @@ t.test('resource URIs: results and artifacts, names with folders and spaces, any
   t.equal(parseUri('file:///etc/passwd'), null);
   t.equal(parseUri(`skilld://jobs/${job}/artifacts/%E0%A4%A`), null, 'a broken escape');
 });
+
+t.test("the engine a tool offers first is the daemon's choice for the skill; without it, none is pressed on the caller", async (t) => {
+  const engineOf = (over: Partial<SkillDetail>): { enum?: unknown; default?: unknown } => (skillTool(skill(over)).inputSchema.properties as Record<string, { enum?: unknown; default?: unknown }>)['engine'] ?? {};
+  t.same(engineOf({ default_engine: 'gemini' }), { type: 'string', enum: ['codex', 'gemini'], default: 'gemini', description: 'The coding agent that runs the skill.' });
+  t.notOk('default' in engineOf({}), 'a daemon that names no default: the tool names none, and jobs/create chooses');
+});

@@ -45,14 +45,15 @@ t.test("the option choices are the daemon's values", async (t) => {
 t.test("a command's help: synopsis, summary, every option with its value, choices and default, the global options, examples", async (t) => {
   const run = byName('run');
   const help = commandHelp(run);
-  t.match(help, /^usage: skillctl run <skill> --engine E /);
+  t.match(help, /^usage: skillctl run <skill> \[--engine E\] /);
   t.match(flat(help), flat(run.summary));
   for (const [name, spec] of Object.entries(run.options)) {
     t.match(help, new RegExp(`^ {2}(-\\w, )? *--${name}\\b`, 'm'), `--${name} has a line`);
     t.match(flat(help), flat(optionDescription(spec)), `--${name}: its description, choices and default`);
   }
   t.match(help, /^ {2}-e, --engine E {2,}the engine/m, 'the short form and the value name');
-  t.match(flat(help), 'one of: auto, interactive; default: auto');
+  t.match(flat(help), 'one of: auto, interactive');
+  t.match(flat(help), "default: the skill's only mode, else auto");
   t.match(flat(help), 'one input field; the value is read as JSON when it parses');
   t.match(flat(help), 'may be repeated');
   t.match(help, /^options for every command:\n {6}--socket PATH/m);
