@@ -1,89 +1,31 @@
 import { PROTOCOL_VERSION } from '../rpc/protocol-version.js';
-import { sizeText } from '../rpc/size.js';
 import { DaemonUnreachableError, RpcClient } from '../rpc/client.js';
 import { stringOpt, UsageError } from './args.js';
 import { EXIT } from './exit-codes.js';
 import { socketPath } from './socket-path.js';
 import { arg, type Command, type Context } from './command.js';
-import { cell, errorText, json, keyValues, table } from './format.js';
+import { cell, json, keyValues, table } from './format.js';
 import { durationText } from './time-text.js';
+import { statusText } from './status-text.js';
 import { clientVersion } from './version.js';
 import { terminalText } from './terminal-text.js';
-import type { EngineView, HostView, LimitStatus, NetworkStatus, RetentionView, SandboxStatus, StateLockStatus, StatusView } from './wire.js';
+import type { EngineView, HostView, StatusView } from './wire.js';
 
 /** `status`: daemon/status. */
 export const statusCommand: Command = {
   name: 'status',
   usage: 'status',
-  summary: 'show the daemon: version, uptime, socket, slots, job and skill counts',
+  summary: 'show the daemon: version, uptime, its config file and folders, each engine and whether it can run, slots, jobs, skills, sandbox, network, limits',
   options: {},
   positionals: [0, 0],
-  examples: ['status', 'status --json'],
+  examples: ['status', 'status --json  # daemon/status as it is (without the engines: skillctl engines --json)'],
   run: async (ctx) => {
     const status = await ctx.client.request<StatusView>('daemon/status');
-    ctx.print(ctx.json ? json(status) : statusText(status, Date.now()));
+    if (ctx.json) ctx.print(json(status));
+    else ctx.print(statusText(status, (await ctx.client.request<{ engines: EngineView[] }>('engines/list')).engines, Date.now()));
     return 0;
   },
 };
-
-/** daemon/status as `key: value` lines; `uptime` (from `started_at`) follows `started_at`. */
-export function statusText(status: StatusView, now: number): string {
-  const { slots, jobs, skills, notices, retention, sandbox, network, limits, ...rest } = status;
-  const counts = Object.entries(jobs).map(([name, n]) => `${name} ${n}`);
-  const pairs: Array<[string, string]> = Object.entries(rest).flatMap(([key, value]): Array<[string, string]> => {
-    if (key === 'state_lock' && status.state_lock !== undefined) return [[key, stateLockText(status.state_lock)]];
-    if (key !== 'started_at' || typeof value !== 'string') return [[key, cell(value)]];
-    return [[key, value], ['uptime', durationText(now - Date.parse(value))]];
-  });
-  pairs.push(['slots', `${slots.used}/${slots.max} used, ${slots.queued} queued`]);
-  pairs.push(['jobs', counts.length === 0 ? '-' : counts.join(', ')]);
-  pairs.push(['skills', `${skills.ok} ok, ${skills.invalid} invalid`]);
-  if (retention !== undefined) pairs.push(['retention', retentionText(retention, now)]);
-  if (sandbox !== undefined) pairs.push(['sandbox', sandboxText(sandbox)]);
-  if (network !== undefined) pairs.push(['network', networkText(network)]);
-  if (limits !== undefined) for (const [name, limit] of Object.entries(limits)) pairs.push([`limit ${name}`, limitText(name, limit)]);
-  for (const notice of notices ?? []) pairs.push(['notice', errorText(notice)]);
-  return keyValues(pairs);
-}
-
-/** `held (…/skilld.lock)`, or `not held: flock cannot be called here: …`: one daemon per state folder, or nothing keeps a second off. */
-function stateLockText(lock: StateLockStatus): string {
-  return lock.held ? `held (${terminalText(lock.path)})` : `not held: ${terminalText(lock.reason ?? '')}`;
-}
-
-/** `preferred: jobs run in a sandbox, as nobody (uid 65534), not the daemon's user`, or without one and why. */
-function sandboxText(sandbox: SandboxStatus): string {
-  if (sandbox.isolation !== 'sandbox' || sandbox.user == null) return `${sandbox.mode}: jobs run without a sandbox: ${terminalText(sandbox.reason ?? '')}`;
-  const { name, uid, switched } = sandbox.user;
-  return `${sandbox.mode}: jobs run in a sandbox, as ${terminalText(name)} (uid ${uid})${switched ? ", not the daemon's user" : ''}`;
-}
-
-/** `isolated: each job has a network of its own; allowed besides each engine's hosts: …`, or the host's network and why. */
-function networkText(network: NetworkStatus): string {
-  if (network.mode === 'open') return `open: jobs share the host's network: ${terminalText(network.reason ?? '')}`;
-  if (network.reason !== null) return `isolated, and it cannot be made here: no job starts: ${terminalText(network.reason)}`;
-  const allowed = network.allow.length === 0 ? "each engine's own hosts" : `each engine's own hosts and ${terminalText(network.allow.join(', '))}`;
-  const gateways = (network.gateways ?? []).map((one) => `${one.engine} calls ${terminalText(one.upstream)} through the daemon's gateway`);
-  return [`isolated: each job has a network of its own; it reaches ${allowed}${network.skills_may_allow ? ", and what its skill allows" : ''}`, ...gateways].join('; ');
-}
-
-/** `512 (cgroup v1)`, `4 GiB (not enforced: no cgroup v1 hierarchy of memory)`, `none`. */
-function limitText(name: string, limit: LimitStatus): string {
-  if (limit.value === null) return 'none';
-  const value = name === 'processes' ? `${limit.value} processes` : sizeText(limit.value);
-  return limit.enforced ? `${value} (${terminalText(limit.by ?? '')})` : `${value} (not enforced: ${terminalText(limit.reason ?? '')})`;
-}
-
-
-/** The policy, then the last round: `finished jobs kept 30d, every 1h; last round 12m ago: 3 removed`. */
-function retentionText(retention: RetentionView, now: number): string {
-  const limits = [retention.max_age_sec === null ? null : durationText(retention.max_age_sec * 1000), retention.max_jobs === null ? null : `the newest ${retention.max_jobs}`].filter((part) => part !== null);
-  const policy = limits.length === 0 ? 'every finished job kept' : `finished jobs kept ${limits.join(' and at most ')}, looked at every ${durationText(retention.interval_sec * 1000)}`;
-  const last = retention.last_round;
-  if (last === null) return `${policy}; no round yet`;
-  const outcome = last.error === null ? `${last.removed} removed` : `failed: ${terminalText(last.error)}`;
-  return `${policy}; last round ${durationText(now - Date.parse(last.at))} ago: ${outcome}`;
-}
 
 /** `version`: this client's version and protocol, and the daemon's (daemon/ping), as `docker version`. */
 export const versionCommand: Command = {

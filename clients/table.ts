@@ -10,6 +10,7 @@ import { artifactCommand } from './artifact.js';
 import { attachCommand } from './attach.js';
 import { callCommand, cancelCommand, jobsCommand, resultCommand, showCommand } from './job-commands.js';
 import { completionCommand, helpCommand, socketCommand } from './offline-commands.js';
+import { rmCommand } from './remove.js';
 import { retryCommand } from './retry.js';
 import { runCommand } from './run.js';
 import { webCommand } from './web/command.js';
@@ -128,6 +129,7 @@ export const COMMANDS: readonly Command[] = [
   artifactCommand,
   retryCommand,
   cancelCommand,
+  rmCommand,
   logs,
   watch,
   notifyCommand,

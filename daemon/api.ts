@@ -1,6 +1,7 @@
 import type { LimitsView } from './limits-view.js';
 import type { Connection } from '../rpc/connection.js';
 import type { MethodHandler } from '../rpc/dispatcher.js';
+import { SkilldError } from '../rpc/errors.js';
 import { PROTOCOL_VERSION, type MethodName } from '../rpc/methods.js';
 import type { Config } from './base/config.js';
 import type { HostView } from './cluster/host-lease.js';
@@ -21,7 +22,7 @@ import type { JobRouter } from './cluster/router.js';
 import type { JobQueries } from './jobs/queries.js';
 import type { Notifier } from './notify/notifier.js';
 import { retryRequest } from './jobs/retry-request.js';
-import type { JobStatus } from './model/states.js';
+import { isTerminal, type JobStatus } from './model/states.js';
 import type { Job } from './model/job.js';
 import type { SkillRegistry } from './skills/registry.js';
 import { missingSkillsDirs } from './skills/registry.js';
@@ -85,9 +86,12 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       version: d.version,
       pid: process.pid,
       started_at: d.startedAt,
+      config_file: d.config.config_file,
       socket: d.config.socket,
       state_dir: d.config.state_dir,
       state_lock: d.stateLock,
+      skills_dirs: d.config.skills_dirs,
+      default_engine: d.config.default_engine,
       slots: await slotStats(d),
       jobs: await d.store.countByStatus(),
       skills: d.skills.counts(),
@@ -143,6 +147,24 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
     'jobs/prune': (params, conn) => {
       const p = params as { older_than_sec?: number; status?: JobStatus[]; dry_run?: boolean };
       return d.retention.prune({ older_than_ms: p.older_than_sec === undefined ? undefined : p.older_than_sec * 1000, statuses: p.status }, p.dry_run ?? false, pruneFilter(viewer(conn)));
+    },
+    'jobs/remove': async (params, conn) => {
+      const p = params as { job_ids: string[]; force?: boolean };
+      const who = viewer(conn);
+      // Every job checked before any is touched: a request naming one it may not remove removes none.
+      const jobs: Job[] = [];
+      for (const jobId of p.job_ids) {
+        await requireVisible(who, jobId, d.store);
+        jobs.push(await d.queries.get(jobId));
+      }
+      const active = jobs.filter((job) => !isTerminal(job.status));
+      const first = active[0];
+      if (first !== undefined && p.force !== true) {
+        throw new SkilldError('JOB_NOT_FINISHED', `job "${first.job_id}" is ${first.status}; cancel it first, or remove it with force`, { details: { job_ids: active.map((job) => job.job_id), status: first.status } });
+      }
+      for (const job of active) await d.router.cancel(job.job_id);
+      const removed = await d.retention.remove(p.job_ids);
+      return { removed, canceled: active.map((job) => job.job_id) };
     },
     'jobs/subscribe': async (params, conn) => {
       const p = params as { job_id?: string; after_seq?: number };

@@ -34,7 +34,7 @@ export const ERROR_CODES = {
   JOB_NOT_WAITING: { rpc: 2003, kind: 'request', retryable: false, meaning: 'The job is not waiting for a reply.' },
   INTERACTION_STALE: { rpc: 2004, kind: 'request', retryable: false, meaning: 'The interaction_id is not the pending one.' },
   IDEMPOTENCY_CONFLICT: { rpc: 2005, kind: 'request', retryable: false, meaning: 'The idempotency_key was used with another response.' },
-  JOB_NOT_FINISHED: { rpc: 2006, kind: 'request', retryable: false, meaning: 'jobs/retry names a job that has not finished; cancel it or wait for it.' },
+  JOB_NOT_FINISHED: { rpc: 2006, kind: 'request', retryable: false, meaning: 'jobs/retry or jobs/remove names a job that has not finished; cancel it or wait for it (jobs/remove: or `force`).' },
   ARTIFACT_NOT_FOUND: { rpc: 2007, kind: 'request', retryable: false, meaning: "jobs/artifact names no file of the job's artifacts folder (or one that leads out of it); details say which path and why." },
   QUEUE_FULL: { rpc: 3001, kind: 'request', retryable: true, meaning: 'max_queue jobs are already queued.' },
   RESPONSE_TOO_LARGE: { rpc: 3002, kind: 'request', retryable: false, meaning: 'The answer would exceed 8 MiB; ask for less at a time or send a smaller batch.' },

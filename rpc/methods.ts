@@ -81,6 +81,12 @@ export const METHOD_PARAMS = {
     required: ['job_id'],
     properties: { job_id: jobId, attempt: { type: 'integer', minimum: 1 }, stream: { enum: ['stdout', 'stderr'] }, offset: { type: 'integer', minimum: 0 }, format: { enum: ['raw', 'text'] } },
   },
+  'jobs/remove': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['job_ids'],
+    properties: { job_ids: { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: jobId }, force: { type: 'boolean' } },
+  },
   'jobs/prune': {
     type: 'object',
     additionalProperties: false,

@@ -145,6 +145,11 @@ export class Retention {
     return this.#serial(() => this.#remove(query, dryRun, only));
   }
 
+  /** `jobs/remove`: these finished jobs, now, in turn with the rounds and prunes; resolves with those removed (a job not finished is left). */
+  remove(jobIds: readonly string[]): Promise<string[]> {
+    return this.#serial(() => this.#removeBatch([...jobIds]));
+  }
+
   #policyQuery(): Omit<ExpiryQuery, 'limit'> {
     const { max_age_ms, max_jobs } = this.#d.policy;
     return {

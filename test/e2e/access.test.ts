@@ -36,6 +36,7 @@ t.test('alice, bob and carol (an admin by group) on one daemon', { skip: skip ??
     t.equal(codeOf(await as(bob, method, { job_id: created.job_id, ...params })), 'JOB_NOT_FOUND', `bob: ${method} answers JOB_NOT_FOUND`);
   }
   t.equal(codeOf(await as(bob, 'jobs/subscribe', { job_id: created.job_id, after_seq: 0 })), 'JOB_NOT_FOUND', 'bob cannot follow its events');
+  t.equal(codeOf(await as(bob, 'jobs/remove', { job_ids: [created.job_id], force: true })), 'JOB_NOT_FOUND', 'nor remove it, even with force');
   t.equal(codeOf(await as(bob, 'jobs/get', { job_id: 'job-0000000000-000000000' })), 'JOB_NOT_FOUND', 'answered as a job that does not exist');
   t.equal((await root.request<{ status: string }>('jobs/get', { job_id: created.job_id })).status, 'waiting_user', 'the job keeps waiting');
 

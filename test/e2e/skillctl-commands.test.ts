@@ -223,10 +223,10 @@ t.test('jobs: CREATED as an age, DURATION from start to end, so far while runnin
   t.match(json.jobs[0]?.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, '--json keeps the ISO times');
 });
 
-t.test('status shows the uptime after started_at', async (t) => {
+t.test('status shows the start with the uptime', async (t) => {
   const out = await ctl(['status']);
   t.equal(out.code, 0, out.stderr);
-  t.match(out.stdout, new RegExp(`^started_at:\\s+\\S+\\nuptime:\\s+${DURATION}$`, 'm'));
+  t.match(out.stdout, new RegExp(`^started:\\s+\\S+ \\(up ${DURATION}\\)$`, 'm'));
   t.notOk('uptime' in (JSON.parse((await ctl(['status', '--json'])).stdout) as object), '--json is the daemon/status result as it is');
 });
 

@@ -148,8 +148,15 @@ t.test('watch <job> replays and prints the events, and exits at finished', async
 t.test('status, skills and engines answer in human and JSON form', async (t) => {
   const status = await ctl(['status']);
   t.equal(status.code, 0, status.stderr);
-  t.match(status.stdout, /^slots:\s+\d+\/4 used, \d+ queued$/m);
-  t.match(status.stdout, new RegExp(`^state_lock:\\s+held \\(${daemon.stateDir}/skilld\\.lock\\)$`, 'm'), 'one daemon per state folder');
+  t.match(status.stdout, /^slots:\s+\d+ of 4 used, \d+ queued$/m);
+  t.match(status.stdout, new RegExp(`^state lock:\\s+held \\(${daemon.stateDir}/skilld\\.lock\\)$`, 'm'), 'one daemon per state folder');
+  t.match(status.stdout, new RegExp(`^config file:\\s+${daemon.dir}/\\S+$`, 'm'), 'the config file it read');
+  t.match(status.stdout, /^skills folders:\s+\/\S+/m, 'where it looks for skills');
+  t.match(status.stdout, /^engine codex:\s+version unknown \(\S+fake-codex\.mjs\);/m, 'each engine, and whether it can run (the fakes print no version)');
+  t.match(status.stdout, /^engine claude:\s+/m);
+  t.match(status.stdout, /^containment:\s+each engine in a (cgroup|process group) of its own/m);
+  t.match(status.stdout, /^internal errors:\s+none$/m);
+  t.notMatch(status.stdout, /[{}]/, 'no JSON in the human form');
   t.match(status.stdout, /^sandbox:\s+preferred: jobs run (in a sandbox, as \S+ \(uid \d+\)(, not the daemon's user)?|without a sandbox: .+)$/m, 'the sandbox, and who jobs run as');
   t.match(status.stdout, /^network:\s+(isolated: each job has a network of its own; it reaches each engine's own hosts, and what its skill allows|open: jobs share the host's network: jobs run without a sandbox.+)$/m, "the network: each job's own where the sandbox runs");
   t.match(status.stdout, /^limit processes:\s+512 processes \((cgroup v[12]|not enforced: .+)\)$/m, 'each limit, and whether it holds');
