@@ -4,7 +4,7 @@ import { RpcClient } from '../rpc/client.js';
 import { Cleanup } from './cleanup.js';
 import { demoModel } from './conversation/script.js';
 import { logTail } from './daemon-child.js';
-import { codexVersion } from './paths.js';
+import { codexVersion, SKILLCTL_BIN } from './paths.js';
 import { DemoError, startRig, type Rig } from './rig.js';
 import { heading, say } from './say.js';
 import { Skillctl } from './skillctl.js';
@@ -77,12 +77,13 @@ function keepRunning(kept: Rig): void {
     'In another terminal, in this folder:',
     '',
     `  export SKILLD_SOCKET=${kept.daemon.socket}`,
-    '  npx skillctl skills                 # the bundled skills the scripted model knows',
-    "  npx skillctl run summarize-text --engine codex --input text='Write your own text here.' --wait",
-    '  npx skillctl run plan-trip --engine codex --mode interactive --input destination=Porto',
+    `  alias skillctl='node ${SKILLCTL_BIN}'   # or npm link: skillctl on your PATH`,
+    '  skillctl skills                     # the bundled skills the scripted model knows',
+    "  skillctl run summarize-text --engine codex --input text='Write your own text here.' --wait",
+    '  skillctl run plan-trip --engine codex --mode interactive --input destination=Porto',
     '                                      # on a terminal it asks here; elsewhere: skillctl pending <job>, reply <job> <answer>',
-    '  npx skillctl jobs                   # every job of this daemon; show, logs, history <job> for one',
-    '  npx skillctl watch                  # every event as it happens',
+    '  skillctl jobs                       # every job of this daemon; show, logs, history <job> for one',
+    '  skillctl watch                      # every event as it happens',
     '',
     `The daemon's log: ${kept.daemon.logFile}.`,
     'Press Ctrl-C here to stop them and remove everything.',

@@ -186,7 +186,7 @@ t.test('npm run demo -- --keep: after the walk-through the daemon, Codex and the
   const run = await runDemo([process.execPath, DEMO, '--keep', '--yes'], (output, child) => {
     if (tried !== null || !output.includes('Press Ctrl-C here to stop them')) return;
     const socket = /^ {2}export SKILLD_SOCKET=(\S+)$/m.exec(output)?.[1] ?? '';
-    // What a person types next in another terminal, as printed (npx skillctl is the built skillctl).
+    // What a person types next in another terminal, as printed (the alias is the built skillctl).
     tried = runSkillctl(['run', 'summarize-text', '--engine', 'codex', '--input', 'text=Keep playing after the demo. The daemon is still there. It answers from the scripted model.', '--wait'], { ...process.env, SKILLD_SOCKET: socket })
       .finally(() => child.kill('SIGINT'));
   });
@@ -195,7 +195,8 @@ t.test('npm run demo -- --keep: after the walk-through the daemon, Codex and the
   t.equal(own.code, 0, own.stderr);
   t.match(JSON.parse(own.stdout), { summary: /^Keep playing after the demo\./ }, 'a run of their own, on the real Codex CLI and the scripted model');
   t.match(run.stdout, /== Kept running\n/);
-  t.match(run.stdout, /^ {2}npx skillctl run plan-trip --engine codex --mode interactive --input destination=Porto$/m);
+  t.match(run.stdout, /^ {2}alias skillctl='node \S+\/dist\/clients\/skillctl\.js' /m, 'how to have skillctl at hand');
+  t.match(run.stdout, /^ {2}skillctl run plan-trip --engine codex --mode interactive --input destination=Porto$/m);
   if (!t.equal(run.code, 0, 'Ctrl-C is how a kept demo ends: exit 0')) t.comment(run.stdout, run.stderr);
   assertCleanedUp(t, run.stdout);
 });
