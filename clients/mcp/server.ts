@@ -12,7 +12,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { DaemonUnreachableError, RpcCallError, type RpcClient } from '../../rpc/client.js';
 import { clientVersion } from '../version.js';
-import type { SkillView } from '../wire.js';
+import type { EngineView, SkillView } from '../wire.js';
 import { callSkill, type CallScope } from './call.js';
 import type { CallExtra } from './call-extra.js';
 import { DaemonLink } from './daemon-link.js';
@@ -99,10 +99,12 @@ function untilStopped(close: () => Promise<void>): Promise<number> {
 /** Every loaded, valid skill as a tool, from the daemon as it is now. */
 async function skillTools(client: RpcClient): Promise<Tool[]> {
   const { skills } = await client.request<{ skills: SkillView[] }>('skills/list');
+  const { engines } = await client.request<{ engines: EngineView[] }>('engines/list');
+  const runnable = new Set(engines.filter((engine) => engine.available).map((engine) => engine.name));
   const details = await Promise.all(skills.filter((s) => s.status === 'ok').map((s) => skillDetail(client, s.id)));
   const tools = new Map<string, Tool>();
   for (const skill of details) {
-    const tool = skill?.status === 'ok' ? skillTool(skill) : undefined;
+    const tool = skill?.status === 'ok' ? skillTool(skill, runnable) : undefined;
     // Two ids that make the same name: the first (by id) keeps it, as a call finds it.
     if (tool !== undefined && !tools.has(tool.name)) tools.set(tool.name, tool);
   }

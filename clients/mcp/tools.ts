@@ -37,28 +37,38 @@ export function defaultMode(skill: SkillView): string {
   return skill.execution_modes.includes('auto') ? 'auto' : (skill.execution_modes[0] ?? 'auto');
 }
 
-/** One skill as an MCP tool (docs/mcp.md, "Tools"). */
-export function skillTool(skill: SkillDetail): Tool {
+/**
+ * One skill as an MCP tool (docs/mcp.md, "Tools"). `runnable`: the engines that can run on the
+ * daemon now (engines/list); only those are offered. Not given: every engine of the skill.
+ */
+export function skillTool(skill: SkillDetail, runnable?: ReadonlySet<string>): Tool {
   const output = outputSchemaOf(skill);
   return {
     name: toolName(skill.id),
     title: skill.name,
     description: describe(skill),
-    inputSchema: inputSchemaOf(skill),
+    inputSchema: inputSchemaOf(skill, runnable),
     ...(output === undefined ? {} : { outputSchema: output }),
     annotations: { title: skill.name, readOnlyHint: false, openWorldHint: true },
   };
 }
 
-function inputSchemaOf(skill: SkillDetail): Tool['inputSchema'] {
+/** The engines offered, the daemon's choice first where it is one of them; none can run: said so, and the daemon's answer will say why. */
+function engineProperty(engines: readonly string[], chosen: string | null | undefined): Record<string, unknown> {
+  if (engines.length === 0) return { type: 'string', description: 'The coding agent that runs the skill. None of its engines can run on the daemon now (skillctl engines says why).' };
+  const first = typeof chosen === 'string' && engines.includes(chosen) ? chosen : engines[0];
+  return { type: 'string', enum: engines, default: first, description: 'The coding agent that runs the skill.' };
+}
+
+function inputSchemaOf(skill: SkillDetail, runnable: ReadonlySet<string> | undefined): Tool['inputSchema'] {
   const { input, parameter } = skill.schemas;
-  const engines = skill.effective_engines;
+  const engines = skill.effective_engines.filter((engine) => runnable === undefined || runnable.has(engine));
   return {
     type: 'object',
     properties: {
       input: nested(input, '/properties/input', "The skill's input."),
       ...(parameter === null ? {} : { parameter: nested(parameter, '/properties/parameter', "The skill's parameters.") }),
-      engine: { type: 'string', enum: engines, ...(typeof skill.default_engine === 'string' ? { default: skill.default_engine } : {}), description: 'The coding agent that runs the skill.' },
+      engine: engineProperty(engines, skill.default_engine),
       execution_mode: {
         type: 'string',
         enum: skill.execution_modes,

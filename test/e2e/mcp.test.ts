@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { TestDaemon, TEST_SKILLS, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { FIXTURES, TestDaemon, TEST_SKILLS, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { connectMcp, LONG_CALL, type McpSession } from '../helpers/mcp.js';
 
 const daemon = await TestDaemon.start({ config: { kill_grace_ms: 300 } });
@@ -234,4 +234,16 @@ t.test('resources: an artifact that is a link out of the artifacts folder is nei
   await t.rejects(mcp.client.readResource({ uri: artifact('up/.fake-engine/calls.ndjson') }), { code: -32002 }, 'nothing is listed through a link to the folder above');
   const result = await mcp.client.readResource({ uri: `skilld://jobs/${jobId}/result` });
   t.match(JSON.parse((result.contents[0] as { text: string }).text), { warnings: ['ARTIFACT_LINK_OUTSIDE'], left_out: [/leak\.txt$/, /passwd$/, /up$/] });
+});
+
+t.test('tools/list offers only the engines that can run: one whose command is not there is left out', async (t) => {
+  const engines = Object.fromEntries(['codex', 'gemini', 'iflow', 'claude'].map((name) => [name, { command: [join(FIXTURES, name === 'gemini' ? 'no-such-gemini' : `fake-${name}.mjs`)] }]));
+  const partial = await TestDaemon.start({ config: { engines } });
+  t.teardown(() => partial.cleanup());
+  const mcp = await connectMcp(partial.socket);
+  t.teardown(() => mcp.close());
+  const { tools } = await mcp.client.listTools();
+  const engine = (tools.find((tool) => tool.name === 'echo-auto')?.inputSchema.properties as Record<string, { enum?: string[]; default?: string }>)['engine'];
+  t.same(engine?.enum, ['codex', 'iflow', 'claude'], 'gemini cannot run: not offered');
+  t.equal(engine?.default, 'codex');
 });

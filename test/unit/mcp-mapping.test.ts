@@ -87,5 +87,15 @@ t.test('resource URIs: results and artifacts, names with folders and spaces, any
 t.test("the engine a tool offers first is the daemon's choice for the skill; without it, none is pressed on the caller", async (t) => {
   const engineOf = (over: Partial<SkillDetail>): { enum?: unknown; default?: unknown } => (skillTool(skill(over)).inputSchema.properties as Record<string, { enum?: unknown; default?: unknown }>)['engine'] ?? {};
   t.same(engineOf({ default_engine: 'gemini' }), { type: 'string', enum: ['codex', 'gemini'], default: 'gemini', description: 'The coding agent that runs the skill.' });
-  t.notOk('default' in engineOf({}), 'a daemon that names no default: the tool names none, and jobs/create chooses');
+  t.equal(engineOf({}).default, 'codex', "a daemon that names no default: the skill's first");
+});
+
+t.test('a tool offers only the engines that can run now; none: it says so', async (t) => {
+  const engineOf = (runnable: string[], over: Partial<SkillDetail> = {}): { enum?: unknown; default?: unknown; description?: unknown } =>
+    (skillTool(skill(over), new Set(runnable)).inputSchema.properties as Record<string, { enum?: unknown; default?: unknown }>)['engine'] ?? {};
+  t.match(engineOf(['gemini', 'claude']), { enum: ['gemini'], default: 'gemini' }, 'codex cannot run: gemini alone, and first');
+  t.match(engineOf(['codex', 'gemini'], { default_engine: 'gemini' }), { enum: ['codex', 'gemini'], default: 'gemini' });
+  const none = engineOf([]);
+  t.notOk('enum' in none);
+  t.match(none.description, /None of its engines can run on the daemon now/);
 });
