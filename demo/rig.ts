@@ -3,8 +3,8 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { listProcesses } from '../daemon/process/proc.js';
-import { makeCodexHome, realEngineBins } from '../test/fixtures/engine-homes.js';
-import { startModelServer, type ModelScript, type ModelServer } from '../test/fixtures/model-server.js';
+import { makeCodexHome, realEngineBins } from '../clients/skill-test/engine-homes.js';
+import { startModelServer, type ModelScript, type ModelServer } from '../clients/skill-test/model-server.js';
 import { startDaemon, stopDaemon, type DaemonChild } from './daemon-child.js';
 import { BUNDLED_SKILLS, NODE_MODULES } from './paths.js';
 
