@@ -8,8 +8,8 @@
 // Each round is an interactive job that asks; once it waits and the engine is quiet, the reply is
 // sent and the clock stops when the model server receives the turn's first request.
 import { join } from 'node:path';
-import { makeClaudeHome, makeCodexHome, makeGeminiHome, realEngineBins, type EngineHome } from '../test/fixtures/engine-homes.js';
-import { startModelServer, type ModelReply, type ModelRequest, type ModelServer } from '../test/fixtures/model-server.js';
+import { makeClaudeHome, makeCodexHome, makeGeminiHome, realEngineBins, type EngineHome } from '../clients/skill-test/engine-homes.js';
+import { startModelServer, type ModelReply, type ModelRequest, type ModelServer } from '../clients/skill-test/model-server.js';
 import type { BenchContext, Benchmark } from './lib/context.js';
 import { BenchDaemon } from './lib/daemon.js';
 import { EventHub } from './lib/events.js';

@@ -8,31 +8,37 @@ import { cell, errorText, json, keyValues, table } from './format.js';
 import { terminalText } from './terminal-text.js';
 import type { CodedError, SkillView } from './wire.js';
 
-/** `skills [show <id> | validate <dir> | new <id>]`: skills/list, skills/get, or a skill folder checked or made here, without the daemon. */
+/** `skills [show <id> | validate <dir> | new <id> | test <skill>]`: skills/list, skills/get, or a skill folder checked, made or tested here, without the daemon. */
 export const skillsCommand: Command = {
   name: 'skills',
-  usage: 'skills [show <id> | validate <dir> | new <id> [--dir DIR]] [-q|--quiet]',
-  summary: "list the skills (invalid ones with their error), or show one; validate checks a skill folder with the daemon's rules and new writes a minimal one, both without the daemon",
+  usage: 'skills [show <id> | validate <dir> | new <id> [--dir DIR] | test <skill> [--engine ENGINE] [--case NAME]] [-q|--quiet]',
+  summary: "list the skills (invalid ones with their error), or show one; validate checks a skill folder with the daemon's rules, new writes a minimal one, test runs its test cases offline, all without the daemon",
   options: {
     quiet: { type: 'boolean', short: 'q', description: 'the list: print only the ids of the skills that are ok, one a line (for scripts and completion)' },
     dir: { type: 'string', value: 'DIR', description: 'new: the folder to write the skill in (default: the current one); put it in a skills folder of the daemon to use it' },
+    engine: { type: 'string', value: 'ENGINE', description: "test: run every case with this engine, codex, gemini or claude (default: the case's engine, else the skill's first of codex, gemini, claude)" },
+    case: { type: 'string', value: 'NAME', description: 'test: run only the case of this name' },
   },
   positionals: [0, 2],
-  argChoices: ['show', 'validate', 'new'],
+  argChoices: ['show', 'validate', 'new', 'test'],
   examples: [
     'skills',
     'skills show summarize-text',
     'skills show summarize-text --json  # with its input, parameter and output schemas',
     'skills validate ./my-skill  # exit 1 with the error, as the daemon would list it',
     'skills new release-notes --dir ~/.local/share/skilld/skills',
+    'skills test ./release-notes  # each case of tests/ through the real engine CLI and a scripted model, offline',
+    'skills test summarize-text --engine claude --case short-text',
   ],
-  offline: (inv) => inv.positionals[0] === 'validate' || inv.positionals[0] === 'new',
+  offline: (inv) => ['validate', 'new', 'test'].includes(inv.positionals[0] ?? ''),
   run: async (ctx, inv) => {
     if (inv.positionals.length === 0) return listSkills(ctx, flagOpt(inv.values, 'quiet'));
     const [verb, operand] = inv.positionals;
     if (inv.positionals.length !== 2 || operand === undefined) throw new UsageError(`usage: skillctl ${skillsCommand.usage}`);
     if (verb === 'validate') return validateSkill(ctx, operand);
     if (verb === 'new') return newSkill(ctx, operand, stringOpt(inv.values, 'dir') ?? '.');
+    // Loaded by the one command that uses it: the model server, the engine homes, the private daemon.
+    if (verb === 'test') return (await import('./skill-test/command.js')).testSkill(ctx, operand, stringOpt(inv.values, 'engine') ?? null, stringOpt(inv.values, 'case') ?? null);
     if (verb !== 'show') throw new UsageError(`usage: skillctl ${skillsCommand.usage}`);
     const skill = await ctx.client.request<SkillView>('skills/get', { skill_id: operand });
     ctx.print(ctx.json ? json(skill) : skillDetails(skill));
@@ -51,6 +57,13 @@ async function validateSkill(ctx: Context, dir: string): Promise<number> {
   const { SkillLoadError, loadSkill } = await manifest();
   try {
     const skill = await loadSkill(folder);
+    const tests = await testsProblem(folder, skill);
+    if (tests !== null) {
+      const problem = { code: 'SKILL_TEST_INVALID', message: tests, path: join(folder, 'tests') };
+      if (ctx.json) ctx.print(json({ path: folder, status: 'invalid', error: problem }));
+      else ctx.warn(`skillctl: ${errorText(problem)}`);
+      return EXIT.failed;
+    }
     const answer = { id: skill.id, version: skill.version, path: folder, status: 'ok', warnings: skill.warnings, effective_engines: skill.effective_engines, execution_modes: skill.execution_modes };
     if (ctx.json) ctx.print(json(answer));
     else ctx.print(`${terminalText(skill.id)} ${terminalText(skill.version)}: ok (engines ${skill.effective_engines.join(', ')}; modes ${skill.execution_modes.join(', ')})`);
@@ -65,6 +78,18 @@ async function validateSkill(ctx: Context, dir: string): Promise<number> {
   }
 }
 
+/** What is wrong with the skill's test cases (`tests/`), the file and the field named; null when nothing is. */
+async function testsProblem(folder: string, skill: { execution_modes: Array<'auto' | 'interactive'>; effective_engines: string[] }): Promise<string | null> {
+  const [{ loadCases }, { planCases }, { CaseFileError }] = await Promise.all([import('./skill-test/case-files.js'), import('./skill-test/case-plan.js'), import('./skill-test/case-file.js')]);
+  try {
+    planCases(await loadCases(folder), skill, null);
+    return null;
+  } catch (error) {
+    if (error instanceof CaseFileError || (error instanceof Error && error.name === 'SkillTestError')) return error.message;
+    throw error;
+  }
+}
+
 /** Writes a minimal valid skill `<dir>/<id>`: SKILL.md and runner.json with an input and an output schema to edit. */
 async function newSkill(ctx: Context, id: string, dir: string): Promise<number> {
   const { SKILL_ID_PATTERN, loadSkill } = await manifest();
@@ -72,10 +97,14 @@ async function newSkill(ctx: Context, id: string, dir: string): Promise<number> 
   const folder = resolve(dir, id);
   if (existsSync(folder)) throw new UsageError(`${folder} exists already: choose another id or --dir`);
   await mkdir(join(folder, 'assets'), { recursive: true });
-  for (const [path, text] of Object.entries(skillTemplate(id))) await writeFile(join(folder, path), text, { flag: 'wx' });
+  await mkdir(join(folder, 'tests'), { recursive: true });
+  const files = skillTemplate(id);
+  const { execution_modes: modes } = JSON.parse(files['assets/runner.json'] as string) as { execution_modes: Array<'auto' | 'interactive'> };
+  for (const mode of modes) files[`tests/${mode}.json`] = `${JSON.stringify(caseTemplate(mode), null, 2)}\n`;
+  for (const [path, text] of Object.entries(files)) await writeFile(join(folder, path), text, { flag: 'wx' });
   // What was written loads as the daemon would load it, or this is a bug.
   await loadSkill(folder);
-  ctx.print(ctx.json ? json({ id, path: folder }) : `wrote ${terminalText(folder)}: edit SKILL.md and the schemas in assets/, then skillctl skills validate ${terminalText(folder)}`);
+  ctx.print(ctx.json ? json({ id, path: folder }) : `wrote ${terminalText(folder)}: edit SKILL.md, the schemas in assets/ and the cases in tests/, then skillctl skills validate ${terminalText(folder)} and skillctl skills test ${terminalText(folder)}`);
   return 0;
 }
 
@@ -86,6 +115,20 @@ function skillTemplate(id: string): Record<string, string> {
     'assets/runner.json': text({ id, version: '0.1.0', name: id, description: 'What this skill does, in one sentence.', execution_modes: ['auto'] }),
     'assets/input.schema.json': text({ type: 'object', required: ['text'], properties: { text: { type: 'string', minLength: 1, description: 'What the skill works on.' } }, additionalProperties: false }),
     'assets/output.schema.json': text({ type: 'object', required: ['result'], properties: { result: { type: 'string', minLength: 1 } } }),
+  };
+}
+
+/** A case that passes against the template skill in `mode` (docs/skills.md, "Testing a skill"): what the model does, turn by turn, and what the job must end with. */
+function caseTemplate(mode: 'auto' | 'interactive'): Record<string, unknown> {
+  const result = { result: 'Hello, world: a greeting, in two words.' };
+  const ask = { ask: { kind: 'open_text', prompt: 'Who is the result for?' } };
+  return {
+    name: mode === 'auto' ? 'answers unattended' : 'asks, then answers',
+    mode,
+    input: { text: 'Hello, world.' },
+    model: [{ run: 'echo "the agent reads its input here"' }, ...(mode === 'interactive' ? [ask] : []), { final: result }],
+    ...(mode === 'interactive' ? { replies: ['For a reader in a hurry.'] } : {}),
+    expect: { status: 'succeeded', output: result },
   };
 }
 

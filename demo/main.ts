@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { RpcClient } from '../rpc/client.js';
 import { Cleanup } from './cleanup.js';
 import { demoModel } from './conversation/script.js';
-import { logTail } from './daemon-child.js';
+import { logTail } from '../clients/skill-test/private-daemon.js';
 import { codexVersion, SKILLCTL_BIN } from './paths.js';
 import { DemoError, startRig, type Rig } from './rig.js';
 import { heading, say } from './say.js';

@@ -1,22 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BUNDLED_SKILLS, DAEMON_BIN, NODE_MODULES, PACKAGE_ROOT } from '../clients/skill-test/paths.js';
 
-/** The checkout: the nearest folder above this file with a package.json (from demo/ and from dist/demo/ alike). */
-export const ROOT = findRoot(import.meta.dirname);
-export const DAEMON_BIN = join(ROOT, 'dist', 'daemon', 'bin.js');
+/** The checkout, and what the demo runs from it (from demo/ and from dist/demo/ alike). */
+export const ROOT = PACKAGE_ROOT;
+export { BUNDLED_SKILLS, DAEMON_BIN, NODE_MODULES };
 export const SKILLCTL_BIN = join(ROOT, 'dist', 'clients', 'skillctl.js');
-export const BUNDLED_SKILLS = join(ROOT, 'skills');
-export const NODE_MODULES = join(ROOT, 'node_modules');
-
-function findRoot(from: string): string {
-  let dir = from;
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`no package.json above ${from}`);
-    dir = up;
-  }
-  return dir;
-}
 
 /** The version of the installed Codex CLI package, or "?" when it cannot be read. */
 export function codexVersion(): string {

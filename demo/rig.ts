@@ -1,11 +1,8 @@
-import { readlinkSync } from 'node:fs';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, sep } from 'node:path';
-import { listProcesses } from '../daemon/process/proc.js';
-import { makeCodexHome, realEngineBins } from '../test/fixtures/engine-homes.js';
-import { startModelServer, type ModelScript, type ModelServer } from '../test/fixtures/model-server.js';
-import { startDaemon, stopDaemon, type DaemonChild } from './daemon-child.js';
+import { join } from 'node:path';
+import { makeCodexHome, realEngineBins } from '../clients/skill-test/engine-homes.js';
+import { startModelServer, type ModelScript, type ModelServer } from '../clients/skill-test/model-server.js';
+import { startDaemon, stopDaemon, type DaemonChild } from '../clients/skill-test/private-daemon.js';
+import { makeTempFolder, removeFolder } from '../clients/skill-test/temp-folder.js';
 import { BUNDLED_SKILLS, NODE_MODULES } from './paths.js';
 
 /** Everything the demo runs, private to one temp folder. */
@@ -28,7 +25,7 @@ export class DemoError extends Error {
 export async function startRig(script: ModelScript, track: (stop: () => Promise<void>) => void): Promise<Rig> {
   const codex = realEngineBins(NODE_MODULES).codex;
   if (codex === null) throw new DemoError(`the Codex CLI is not installed in ${NODE_MODULES} (it is a dev dependency: run npm ci, without --omit=dev)`);
-  const dir = await realpath(await mkdtemp(join(tempBase(), 'skilld-demo-')));
+  const dir = await makeTempFolder('skilld-demo-');
   track(() => removeFolder(dir));
   const server = await startModelServer({ script, onUnknown: () => undefined });
   track(() => server.close());
@@ -37,39 +34,4 @@ export async function startRig(script: ModelScript, track: (stop: () => Promise<
   const config = { engines: { codex: { command: [codex], env: home.env, sandbox: { read_only: [NODE_MODULES] } } }, max_concurrent: 2, kill_grace_ms: 2000, hard_timeout_sec: 300, session_timeout_sec: 1800 };
   const daemon = await startDaemon({ dir, skillsDir: BUNDLED_SKILLS, config }, (started) => track(() => stopDaemon(started)));
   return { dir, server, daemon };
-}
-
-/** A Unix socket path holds at most 107 bytes: a long TMPDIR falls back to /tmp. */
-const SOCKET_PATH_MAX = 107;
-
-function tempBase(): string {
-  const base = tmpdir();
-  return Buffer.byteLength(join(base, 'skilld-demo-XXXXXX', 'skilld.sock')) <= SOCKET_PATH_MAX ? base : '/tmp';
-}
-
-/** Stops any process still working in the folder (none, after a clean daemon stop), then removes it. */
-async function removeFolder(dir: string): Promise<void> {
-  for (const pid of processesIn(dir)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
-}
-
-/** The live processes, other than this one, whose working directory is `dir` or below it. */
-export function processesIn(dir: string): number[] {
-  return listProcesses()
-    .map((p) => p.pid)
-    .filter((pid) => {
-      if (pid === process.pid) return false;
-      try {
-        const cwd = readlinkSync(`/proc/${pid}/cwd`).replace(/ \(deleted\)$/, '');
-        return cwd === dir || cwd.startsWith(dir + sep);
-      } catch {
-        return false;
-      }
-    });
 }

@@ -1,5 +1,5 @@
 import type { RpcClient } from '../rpc/client.js';
-import { nextStop, newestJob } from './job-wait.js';
+import { nextStop, newestJob } from '../clients/skill-test/job-wait.js';
 import { DemoError } from './rig.js';
 import { aside, heading, say } from './say.js';
 import type { CtlOutcome, Skillctl } from './skillctl.js';

@@ -1,4 +1,4 @@
-import type { ModelReply } from '../../test/fixtures/model-server.js';
+import type { ModelReply } from '../../clients/skill-test/model-server.js';
 import { finalAnswer, outputOf, question, readSkillMd, type SkillTurn } from './turn.js';
 import { itinerary, type Budget, type Interest } from './itinerary.js';
 

@@ -1,4 +1,4 @@
-import type { ModelReply, ModelRequest } from '../../test/fixtures/model-server.js';
+import type { ModelReply, ModelRequest } from '../../clients/skill-test/model-server.js';
 import { planTrip } from './plan-trip.js';
 import { summarizeText } from './summarize-text.js';
 import { readTurn, type SkillScript } from './turn.js';

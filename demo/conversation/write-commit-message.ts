@@ -1,4 +1,4 @@
-import type { ModelReply } from '../../test/fixtures/model-server.js';
+import type { ModelReply } from '../../clients/skill-test/model-server.js';
 import { readDiff, type DiffSummary } from './diff.js';
 import { artifactsDir, finalAnswer, isInteractive, outputOf, question, ran, readSkillMd, shellWord, type SkillTurn } from './turn.js';
 

@@ -249,7 +249,7 @@ t.test('write-commit-message on the real Codex CLI with the demo\'s model: reads
 
 /** A turn of `skill` as the daemon's first prompt and the given history make it. */
 function turnOf(skillId: string, input: Record<string, unknown>, history: Partial<SkillTurn> = {}): SkillTurn {
-  return { skillId, skillMdPath: '/run/SKILL.md', input, parameter: {}, commands: [], questions: [], replies: [], ...history };
+  return { skillId, skillMdPath: '/run/SKILL.md', input, parameter: {}, commands: [], questions: [], replies: [], answered: 0, ...history };
 }
 
 t.test('every bundled skill has a script whose final answers validate against its output schema', async (t) => {

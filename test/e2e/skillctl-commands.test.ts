@@ -291,7 +291,7 @@ t.test('skills new writes a minimal skill that loads; skills validate checks a f
   const made = await offline(['skills', 'new', 'release-notes', '--dir', scratch]);
   t.equal(made.code, 0, made.stderr);
   const folder = join(scratch, 'release-notes');
-  t.equal(made.stdout, `wrote ${folder}: edit SKILL.md and the schemas in assets/, then skillctl skills validate ${folder}\n`);
+  t.equal(made.stdout, `wrote ${folder}: edit SKILL.md, the schemas in assets/ and the cases in tests/, then skillctl skills validate ${folder} and skillctl skills test ${folder}\n`);
   const valid = await offline(['skills', 'validate', folder]);
   t.equal(valid.code, 0, valid.stderr);
   t.equal(valid.stdout, 'release-notes 0.1.0: ok (engines codex, gemini, iflow, claude; modes auto)\n');

@@ -50,7 +50,7 @@ t.test('bash: commands, then each command\'s options, their choices, argument ch
   t.same(complete(['skillctl', 'run', 'echo', '--input', '']), [], 'a value without choices: nothing to offer');
   t.same(complete(['skillctl', 'completion', '']), ['bash', 'fish', 'zsh']);
   t.same(complete(['skillctl', 'help', 'ru']), ['run']);
-  t.same(complete(['skillctl', 'skills', '']), ['new', 'show', 'validate']);
+  t.same(complete(['skillctl', 'skills', '']), ['new', 'show', 'test', 'validate']);
   t.same(complete(['skillctl', 'status', '']), [], 'no arguments');
 });
 

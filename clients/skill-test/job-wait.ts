@@ -1,6 +1,6 @@
-import type { RpcClient } from '../rpc/client.js';
+import type { RpcClient } from '../../rpc/client.js';
 
-/** The fields of a job the demo looks at. */
+/** The fields of a job a waiter looks at. */
 export interface JobState {
   job_id: string;
   status: string;
@@ -12,7 +12,7 @@ const TERMINAL = ['succeeded', 'failed', 'canceled'];
 /**
  * Waits, by subscription, for the job's next stop after a reply to interaction `after`: a new
  * question (waiting on a later interaction) or its end. This is what a script does between
- * `skillctl reply` and `skillctl pending` or `skillctl result`.
+ * `skillctl reply` and `skillctl pending` or `skillctl result`; `after` 0 waits for the first stop.
  */
 export async function nextStop(client: RpcClient, jobId: string, after: number): Promise<JobState> {
   let found: (job: JobState) => void = () => undefined;

@@ -11,7 +11,7 @@ const STOP_TIMEOUT_MS = 15_000;
 
 /** What the daemon is started with. */
 export interface DaemonSetup {
-  /** The demo's folder: config, state, socket and log go here. */
+  /** A private folder: config, state, socket and log go here. */
   dir: string;
   skillsDir: string;
   /** The config file's contents (engines and limits); socket, state and skills are passed as flags. */
@@ -30,7 +30,7 @@ export interface DaemonChild {
  * Starts `dist/daemon/bin.js` on a private socket and state folder and resolves once it logs that
  * it is ready (its socket accepts); `onSpawn` has it as soon as it runs, so it can be stopped while
  * it starts. Flags rather than the environment: SKILLD_* variables of the
- * person's shell must not move the demo onto their own daemon's socket.
+ * person's shell must not move a private daemon onto their own daemon's socket.
  */
 export async function startDaemon(setup: DaemonSetup, onSpawn: (daemon: DaemonChild) => void): Promise<DaemonChild> {
   const configFile = join(setup.dir, 'config.json');
@@ -38,7 +38,7 @@ export async function startDaemon(setup: DaemonSetup, onSpawn: (daemon: DaemonCh
   const socket = join(setup.dir, 'skilld.sock');
   const logFile = join(setup.dir, 'skilld.log');
   const args = [DAEMON_BIN, '--config', configFile, '--socket', socket, '--state-dir', join(setup.dir, 'state'), '--skills-dir', setup.skillsDir, '--log-level', 'info'];
-  // Its own process group: Ctrl-C at the terminal reaches the demo, which stops the daemon in order.
+  // Its own process group: Ctrl-C at the terminal reaches its starter, which stops the daemon in order.
   const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: daemonEnv(process.env) });
   const log = createWriteStream(logFile);
   child.stdout?.pipe(log);

@@ -1,0 +1,32 @@
+import { terminalText } from '../terminal-text.js';
+import { diffLines } from './case-check.js';
+import type { CaseResult } from './run-case.js';
+
+/** One case as `skills test` prints it: `ok` or `FAIL`, its name, engine, mode and job, then what differed. */
+export function caseText(result: CaseResult): string {
+  const { testCase, engine, mode } = result.planned;
+  const head = `${result.differences.length === 0 ? 'ok  ' : 'FAIL'}  ${terminalText(testCase.name)}  (${engine}, ${mode}${result.jobId === null ? ', refused' : `, ${result.jobId}`})`;
+  return [head, ...diffLines(result.differences).map((line) => `      ${terminalText(line)}`)].join('\n');
+}
+
+/** The last line: how many passed and failed. */
+export function summaryText(skillId: string, results: readonly CaseResult[]): string {
+  const failed = results.filter((r) => r.differences.length > 0).length;
+  return `${terminalText(skillId)}: ${results.length - failed} passed, ${failed} failed`;
+}
+
+/** The report as `--json` prints it. */
+export function reportJson(skillId: string, results: readonly CaseResult[]): Record<string, unknown> {
+  const cases = results.map((r) => ({
+    name: r.planned.testCase.name,
+    file: r.planned.testCase.file,
+    engine: r.planned.engine,
+    mode: r.planned.mode,
+    job_id: r.jobId,
+    passed: r.differences.length === 0,
+    status: r.outcome.status,
+    error: r.outcome.error,
+    differences: r.differences,
+  }));
+  return { skill_id: skillId, passed: cases.filter((c) => c.passed).length, failed: cases.filter((c) => !c.passed).length, cases };
+}
