@@ -1,9 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { TESTS_FOLDER } from '../../daemon/model/skill-snapshot.js';
 import { CaseFileError, isCaseFile, parseCase, type TestCase } from './case-file.js';
 
-/** The folder of a skill that holds its test cases, one a file. */
-export const TESTS_FOLDER = 'tests';
+export { TESTS_FOLDER };
 
 /** The cases of the skill in `skillDir`, in file-name order; none without a `tests/` folder. Throws CaseFileError at the first bad file, or two cases of one name. */
 export async function loadCases(skillDir: string): Promise<TestCase[]> {

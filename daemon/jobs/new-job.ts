@@ -5,6 +5,7 @@ import { checkApprovals } from './approvals.js';
 import type { CreateParams, CreatePlan } from './create-request.js';
 import type { InteractiveProfile, Job, JobOwner } from '../model/job.js';
 import type { RunFolder } from '../model/run-folder.js';
+import { jobSkillFiles } from '../model/skill-snapshot.js';
 import { checkFirstPrompt } from './turn-plan.js';
 
 /**
@@ -60,6 +61,6 @@ export function newJob(plan: CreatePlan, params: CreateParams, config: Config, p
 export async function storeNewJob(job: Job, plan: CreatePlan, docs: JobDocs, folder: RunFolder): Promise<Job> {
   checkApprovals(job);
   checkFirstPrompt({ job, skill: plan.skill, folder, request: plan });
-  await docs.create(job, { request: { input: plan.input, parameter: plan.parameter, model: job.model }, skillFiles: plan.skill.files });
+  await docs.create(job, { request: { input: plan.input, parameter: plan.parameter, model: job.model }, skillFiles: jobSkillFiles(plan.skill.files) });
   return job;
 }

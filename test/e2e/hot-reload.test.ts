@@ -1,5 +1,6 @@
 import t from 'tap';
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TEST_SKILLS, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
@@ -89,9 +90,13 @@ t.test('fixing the file brings the new version back', async (t) => {
   t.notOk((await skill('greeter'))?.error);
 });
 
-t.test('a job keeps the snapshot of its skill even when the skill changes later', async (t) => {
+t.test('a job keeps the snapshot of its skill even when the skill changes later; its test cases are not in it', async (t) => {
+  await mkdir(join(skillsDir, 'greeter', 'tests'), { recursive: true });
+  await writeFile(join(skillsDir, 'greeter', 'tests', 'greets.json'), '{"name": "greets", "input": {}, "model": [{"final": {"greeting": "hi"}}], "expect": {"status": "succeeded"}}\n');
   const job = await client.request<JobView>('jobs/create', { skill_id: 'greeter', engine: 'codex', input: { emit: { nope: 1 } } });
   await waitForStatus(client, job.job_id);
+  t.ok(existsSync(join(daemon.runDir(job.job_id), 'skill', 'SKILL.md')), 'the snapshot is where the job reads it');
+  t.notOk(existsSync(join(daemon.runDir(job.job_id), 'skill', 'tests')), "the skill's test cases are not given to the engine");
   const notified = changed(client, 'greeter');
   await writeFile(join(skillsDir, 'greeter', 'assets', 'output.schema.json'), '{ "type": "object" }\n');
   await notified;
