@@ -24,10 +24,11 @@ import { p12 } from './p12-retention.js';
 import { p13 } from './p13-web.js';
 import { p14 } from './p14-gateway.js';
 import { p15 } from './p15-access.js';
+import { p16 } from './p16-skill-test.js';
 
-const BENCHMARKS: readonly Benchmark[] = [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15];
+const BENCHMARKS: readonly Benchmark[] = [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16];
 
-const USAGE = `usage: node dist/bench/run.js [--quick] [--only P1..P15]
+const USAGE = `usage: node dist/bench/run.js [--quick] [--only P1..P16]
 
   --quick    small sizes; checks that every benchmark runs and produces numbers, never asserts timings
   --only P3  run one benchmark (may be repeated)`;
