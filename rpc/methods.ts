@@ -109,8 +109,19 @@ export const METHOD_PARAMS = {
 
 export type MethodName = keyof typeof METHOD_PARAMS;
 
-const ajv = new Ajv({ allErrors: false, strict: true });
-const validators = Object.fromEntries(Object.entries(METHOD_PARAMS).map(([name, schema]) => [name, ajv.compile(schema)]));
+let ajv: Ajv | null = null;
+const validators = new Map<MethodName, (value: unknown) => boolean>();
+
+/** A method's params validator, compiled at its first call: compiling them all cost every start (the daemon's, skillctl's) 50 ms. */
+function validatorOf(name: MethodName): (value: unknown) => boolean {
+  let validate = validators.get(name);
+  if (validate === undefined) {
+    ajv ??= new Ajv({ allErrors: false, strict: true });
+    validate = ajv.compile(METHOD_PARAMS[name]);
+    validators.set(name, validate);
+  }
+  return validate;
+}
 
 /**
  * Wraps each implementation so that it only ever sees params that passed its schema; a missing
@@ -119,9 +130,9 @@ const validators = Object.fromEntries(Object.entries(METHOD_PARAMS).map(([name, 
 export function bindMethods<C>(impl: Record<MethodName, MethodHandler<C>>): Record<string, MethodHandler<C>> {
   const bound: Record<string, MethodHandler<C>> = {};
   for (const name of Object.keys(METHOD_PARAMS) as MethodName[]) {
-    const validate = validators[name] as (value: unknown) => boolean;
     bound[name] = (params, context) => {
       const value = params ?? {};
+      const validate = validatorOf(name);
       if (!validate(value)) {
         const error = (validate as unknown as { errors: ErrorObject[] }).errors[0];
         throw new SkilldError('INVALID_PARAMS', `invalid params for ${name}: ${describe(error)}`, { details: { path: error?.instancePath ?? '', message: error?.message ?? '' } });

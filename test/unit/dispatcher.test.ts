@@ -377,3 +377,14 @@ t.test('every request of a line, batch items one by one, goes through the runner
   await h.dispatcher.handleLine(JSON.stringify(req(3, 'daemon/ping')), { conn: 'c1' }, run);
   t.equal(runs, 4);
 });
+
+t.test("every method's params schema compiles (each is compiled at its method's first call, not at start)", async (t) => {
+  const bound = bindMethods(Object.fromEntries((Object.keys(METHOD_PARAMS) as MethodName[]).map((name) => [name, () => 'ran'])) as unknown as Record<MethodName, MethodHandler<unknown>>);
+  for (const name of Object.keys(METHOD_PARAMS) as MethodName[]) {
+    // Ajv in strict mode throws at compile time for a schema it does not accept; an invalid value is INVALID_PARAMS.
+    const outcome = await Promise.resolve()
+      .then(() => (bound[name] as MethodHandler<unknown>)({}, {}))
+      .then((value) => String(value), (error: unknown) => (error instanceof SkilldError ? error.code : `threw ${String(error)}`));
+    t.match(outcome, /^(ran|INVALID_PARAMS)$/, name);
+  }
+});
