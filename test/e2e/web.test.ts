@@ -291,6 +291,21 @@ async function suite(): Promise<void> {
     await tab.context().close();
   });
 
+  t.test("a skill's form offers only the engines that can run, the daemon's choice first; a place the page does not have says so", async (t) => {
+    const { engines } = await client.request<{ engines: Array<{ name: string; available: boolean }> }>('engines/list');
+    const runnable = ['codex', 'gemini', 'iflow', 'claude'].filter((name) => engines.some((one) => one.name === name && one.available));
+    const tab = await opened('/skills/echo-auto');
+    await tab.getByRole('heading', { name: /^Start a job of/ }).waitFor();
+    t.same(await tab.getByLabel('Engine').locator('option').allTextContents(), runnable, 'the engines engines/list says can run, and no other');
+    t.equal(await tab.getByLabel('Engine').inputValue(), 'codex', "the skill's default_engine");
+    await tab.evaluate("location.hash = '#/no/such/place'");
+    await tab.getByRole('heading', { name: 'Not found' }).waitFor();
+    t.match(await tab.locator('main').textContent(), /no place #\/no\/such\/place/);
+    await tab.locator('main').getByRole('link', { name: 'skills' }).click();
+    await tab.getByRole('heading', { name: 'Skills' }).waitFor();
+    await tab.context().close();
+  });
+
   t.test('a skill broken on disk shows its error on the open page, and mended, its state', async (t) => {
     const tab = await opened('/skills');
     const card = tab.locator('li[data-skill="echo-auto"]');

@@ -5,8 +5,9 @@ import { JobPage } from './job.js';
 import { JobsPage } from './jobs.js';
 import { NotifyOffer, NotifyToggle, useJobNotifications } from './notify.js';
 import { RunPage, SkillsPage } from './skills.js';
+import { terminalText } from '../../terminal-text.js';
 
-/** Where the page is: `#/`, `#/jobs/<id>`, `#/skills`, `#/skills/<id>/run`. */
+/** Where the page is: `#/`, `#/jobs/<id>`, `#/skills`, `#/skills/<id>` (its form, as `#/skills/<id>/run`); anything else is no place. */
 function useRoute(): string {
   const [hash, setHash] = useState(location.hash);
   useEffect(() => {
@@ -24,7 +25,7 @@ export function App() {
   const route = useRoute();
   const reach = useReach();
   const job = /^\/jobs\/([^/]+)$/.exec(route);
-  const run = /^\/skills\/([^/]+)\/run$/.exec(route);
+  const run = /^\/skills\/([^/]+)(?:\/run)?$/.exec(route);
   const place = job?.[1] !== undefined ? 'jobs' : route.startsWith('/skills') ? 'skills' : 'jobs';
   useJobNotifications(job?.[1] !== undefined ? decodeURIComponent(job[1]) : null);
   useEffect(() => {
@@ -54,7 +55,17 @@ export function App() {
           ? html`<${RunPage} key=${run[1]} skillId=${decodeURIComponent(run[1])} />`
           : route === '/skills'
             ? html`<${SkillsPage} />`
-            : html`<${JobsPage} />`}
+            : route === '/' || route === '/jobs'
+              ? html`<${JobsPage} />`
+              : html`<${NotFound} route=${route} />`}
     </main>
+  `;
+}
+
+/** A place the page does not have: said so, with the way back, rather than another place shown in silence. */
+function NotFound({ route }: { route: string }) {
+  return html`
+    <h1 tabindex="-1">Not found</h1>
+    <p>This page has no place <code>${terminalText(`#${route}`)}</code>. Go to the <a href="#/">jobs</a> or the <a href="#/skills">skills</a>.</p>
   `;
 }

@@ -57,6 +57,8 @@ function problems(error: CallError, which: 'input' | 'parameter'): Record<string
 /** A form from the skill's input (and parameter) schema that starts a job, then shows it. */
 export function RunPage({ skillId }: { skillId: string }) {
   const [skill, setSkill] = useState<SkillDetail | null>(null);
+  /** The skill's engines that can run on the daemon now (engines/list): the only ones offered. */
+  const [engines, setEngines] = useState<string[]>([]);
   const [engine, setEngine] = useState('');
   const [mode, setMode] = useState('');
   const [input, setInput] = useState<FormValues>({});
@@ -64,10 +66,12 @@ export function RunPage({ skillId }: { skillId: string }) {
   const [error, setError] = useState<CallError | null>(null);
   const [sending, setSending] = useState(false);
   useEffect(() => {
-    call<SkillDetail>('skills/get', { skill_id: skillId }).then(
-      (loaded) => {
+    Promise.all([call<SkillDetail>('skills/get', { skill_id: skillId }), call<{ engines: Array<{ name: string; available: boolean }> }>('engines/list')]).then(
+      ([loaded, listed]) => {
+        const runnable = loaded.effective_engines.filter((name) => listed.engines.some((one) => one.name === name && one.available));
         setSkill(loaded);
-        setEngine(loaded.effective_engines[0] ?? '');
+        setEngines(runnable);
+        setEngine(typeof loaded.default_engine === 'string' && runnable.includes(loaded.default_engine) ? loaded.default_engine : (runnable[0] ?? ''));
         setMode(loaded.execution_modes[0] ?? 'auto');
         setInput(initialValues(loaded.schemas.input));
         setParameter(initialValues(loaded.schemas.parameter));
@@ -103,9 +107,11 @@ export function RunPage({ skillId }: { skillId: string }) {
     <form class="run" onSubmit=${(e: Event) => void submit(e)}>
       <div class="field">
         <label for="run-engine">Engine</label>
-        <select id="run-engine" value=${engine} onChange=${(e: Event) => setEngine((e.target as HTMLSelectElement).value)}>
-          ${skill.effective_engines.map((name) => html`<option value=${name}>${name}</option>`)}
-        </select>
+        ${engines.length === 0
+          ? html`<p id="run-engine" class="problems" role="alert">None of this skill's engines (${skill.effective_engines.join(', ') || 'none'}) can run on the daemon now: <code>skillctl engines</code> says why.</p>`
+          : html`<select id="run-engine" value=${engine} onChange=${(e: Event) => setEngine((e.target as HTMLSelectElement).value)}>
+              ${engines.map((name) => html`<option value=${name}>${name}</option>`)}
+            </select>`}
       </div>
       <div class="field">
         <label for="run-mode">Mode</label>
@@ -123,7 +129,7 @@ export function RunPage({ skillId }: { skillId: string }) {
       </fieldset>`}
       ${error !== null && html`<${ErrorLine} error=${error} />`}
       ${error?.code === 'INPUT_INVALID' && html`<ul class="problems">${[...Object.entries(inputErrors), ...Object.entries(parameterErrors)].map(([path, message]) => html`<li><code>${path === '' ? '(the whole object)' : terminalText(path)}</code> ${terminalText(message)}</li>`)}</ul>`}
-      <div class="actions"><button type="submit" class="primary" disabled=${sending}>Start the job</button></div>
+      <div class="actions"><button type="submit" class="primary" disabled=${sending || engines.length === 0}>Start the job</button></div>
     </form>
   `;
 }
