@@ -140,7 +140,21 @@ async function suite(): Promise<void> {
     t.match(await client.request('jobs/result', { job_id: job.job_id }), { output: { reply: 'rome' } });
     await tab.locator('.conversation .reply').getByText('rome').waitFor();
     await tab.getByRole('heading', { name: 'Result' }).waitFor();
-    t.match(await tab.locator('pre.output').textContent(), /"reply": "rome"/);
+    t.ok((await tab.locator('dl.output dt').allTextContents()).includes('reply'), 'the output, field by field');
+    t.match(await tab.locator('dl.output').innerText(), /reply\s+rome/);
+    await tab.context().close();
+  });
+
+  t.test("a result's text is shown as text: its line breaks as breaks, never an escaped \\n; a list of texts as a list", async (t) => {
+    const job = await create({ scenario: 'ok', emit: { greeting: 'first line\nsecond line', points: ['one', 'two'], meta: { n: 1 } } });
+    await waitForStatus(client, job.job_id);
+    const tab = await opened(`/jobs/${job.job_id}`);
+    await tab.getByRole('heading', { name: 'Result' }).waitFor();
+    const greeting = tab.locator('dl.output dd').first();
+    t.equal(await greeting.innerText(), 'first line\nsecond line', 'two lines on the page');
+    t.notMatch(await tab.locator('dl.output').textContent(), /\\n/, 'no escaped line break');
+    t.same(await tab.locator('dl.output dd ul li').allTextContents(), ['one', 'two']);
+    t.match(await tab.locator('dl.output dd pre').textContent(), /"n": 1/, 'an object inside: JSON, laid out');
     await tab.context().close();
   });
 

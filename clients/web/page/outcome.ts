@@ -11,6 +11,25 @@ function artifactName(path: string): string {
   return at === -1 ? path : path.slice(at + '/artifacts/'.length);
 }
 
+/**
+ * A job's output as a person reads it: an object's fields one by one, a text field as text (its
+ * line breaks as breaks, never a JSON `\n`), a list of texts as a list, anything else as JSON
+ * laid out; a whole output that is not an object as text or JSON.
+ */
+export function OutputView({ value }: { value: unknown }) {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return html`<pre class="output">${terminalText(valueText(value))}</pre>`;
+  return html`<dl class="output">
+    ${Object.entries(value as Record<string, unknown>).map(([name, field]) => html`<dt>${terminalText(name)}</dt><dd>${fieldView(field)}</dd>`)}
+  </dl>`;
+}
+
+function fieldView(field: unknown) {
+  if (typeof field === 'string') return html`<div class="text">${terminalText(field)}</div>`;
+  if (Array.isArray(field) && field.every((item) => typeof item === 'string')) return html`<ul>${field.map((item) => html`<li class="text">${terminalText(item)}</li>`)}</ul>`;
+  if (typeof field === 'object' && field !== null) return html`<pre>${terminalText(JSON.stringify(field, null, 2))}</pre>`;
+  return html`<code>${terminalText(String(field))}</code>`;
+}
+
 /** A finished job's output, warnings and artifacts (each a download through the daemon). */
 export function JobOutcome({ jobId }: { jobId: string }) {
   const [result, setResult] = useState<Result | null>(null);
@@ -22,7 +41,7 @@ export function JobOutcome({ jobId }: { jobId: string }) {
   if (result === null) return null;
   return html`<section aria-labelledby="result-title">
     <h2 id="result-title">Result</h2>
-    ${result.output !== null && html`<pre class="output">${terminalText(valueText(result.output))}</pre>`}
+    ${result.output !== null && html`<${OutputView} value=${result.output} />`}
     ${result.warnings.length > 0 && html`<p>Warnings: ${result.warnings.map((code) => html`<code class="code">${code}</code> `)}</p>`}
     <h3>Artifacts</h3>
     ${result.artifacts.length === 0
