@@ -84,7 +84,7 @@ async function suite(): Promise<void> {
     await tab.close();
   });
 
-  t.test("an agent's question and its options shown escaped, in the form and in the conversation", async (t) => {
+  t.test("an agent's question and its options shown escaped, once: in the form while it is open", async (t) => {
     const job = await client.request<JobView>('jobs/create', { skill_id: 'echo-both', engine: 'codex', execution_mode: 'interactive', input: { scenario: 'hostile_ask' } });
     await waitForStatus(client, job.job_id, ['waiting_user']);
     const tab = await opened(`/jobs/${job.job_id}`);
@@ -92,8 +92,8 @@ async function suite(): Promise<void> {
     await form.getByRole('radio').first().waitFor();
     await shownEscaped(t, form.locator('pre.prompt'), ['Which city\\x1b[2J\\x1b]0;owned\\x07 should I\\x0d use \\x9b31m\\u202eevil\\u202c?']);
     await shownEscaped(t, form.locator('label.option').first(), ['Paris\\x1b[8m hidden\\x1b[28m']);
-    await tab.locator('.conversation .question').waitFor();
-    await shownEscaped(t, tab.locator('.conversation'), ['\\u202eevil', 'clear\\x1b[2J']);
+    t.equal(await tab.locator('.conversation .question').count(), 0, 'the open question is shown once: in its form, not in the conversation too');
+    await shownEscaped(t, tab.locator('main'), ['\\u202eevil', 'clear\\x1b[2J']);
     await shownEscaped(t, tab.locator('main'), []);
     t.equal(await tab.locator('.job-head dt:text-is("Owner") + dd').textContent(), userInfo().username, 'the job view names its owner');
     await tab.locator('details.request summary').click();

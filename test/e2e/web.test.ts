@@ -127,6 +127,7 @@ async function suite(): Promise<void> {
     await form.getByText('Which city should I use?').waitFor();
     t.equal(await form.getByRole('radio').count(), 2);
     await tab.locator('.conversation .agent').getByText('I need one detail').waitFor();
+    t.equal((await tab.locator('main').innerText()).split('Which city should I use?').length - 1, 1, 'the open question is shown once, in its form');
     await screenshot(tab, 'job-question');
     await tab.setViewportSize(SCREENS.phone);
     await screenshot(tab, 'job-question');
@@ -139,6 +140,8 @@ async function suite(): Promise<void> {
     await form.waitFor({ state: 'detached' });
     t.match(await client.request('jobs/result', { job_id: job.job_id }), { output: { reply: 'rome' } });
     await tab.locator('.conversation .reply').getByText('rome').waitFor();
+    t.equal(await tab.locator('.conversation .question .who').first().textContent(), 'The agent asks a choice', 'its kind in words');
+    t.equal((await tab.locator('main').innerText()).split('Which city should I use?').length - 1, 1, 'answered, the question is shown once, in the conversation');
     await tab.getByRole('heading', { name: 'Result' }).waitFor();
     t.ok((await tab.locator('dl.output dt').allTextContents()).includes('reply'), 'the output, field by field');
     t.match(await tab.locator('dl.output').innerText(), /reply\s+rome/);

@@ -103,17 +103,49 @@ export function JobPage({ jobId }: { jobId: string }) {
     </section>
     <section aria-labelledby="conversation">
       <h2 id="conversation">Conversation</h2>
-      <${Conversation} events=${events.current} rounds=${rounds} />
+      <${Conversation} events=${events.current} rounds=${rounds} open=${job.status === 'waiting_user' && pending !== null ? pending.interaction_id : null} />
     </section>
-    ${job.status === 'waiting_user' && pending !== null && html`<${QuestionForm} key=${pending.interaction_id} jobId=${job.job_id} pending=${pending} answered=${refresh} />`}
+    ${job.status === 'waiting_user' && pending !== null && html`<${QuestionForm} key=${pending.interaction_id} jobId=${job.job_id} pending=${pending} words=${askedIn(events.current, pending.interaction_id)} answered=${refresh} />`}
     ${finished && html`<${JobOutcome} key=${job.status} jobId=${job.job_id} />`}
     <${LogTail} jobId=${job.job_id} attempt=${job.attempt} />
   `;
 }
 
-/** The conversation so far: turns, the agent's messages, each question with the reply it got, warnings, refused connections and the end. */
-function Conversation({ events, rounds }: { events: JobEvent[]; rounds: Map<number, Interaction> }) {
+/** The words the open question was asked in: the agent's message that carried it, else null (its prompt). */
+function askedIn(events: readonly JobEvent[], interactionId: number): string | null {
+  const asking = askingMessages(events);
+  const event = [...events].reverse().find((one) => one.type === 'input_required' && (one.data?.['pending'] as Pending | undefined)?.interaction_id === interactionId);
+  return event === undefined ? null : (asking.get(event.seq)?.text ?? null);
+}
+
+/**
+ * The agent's message that carried a question, by the question's event: the message just before
+ * it, when its text holds the question's prompt. The question is shown once, in that message's
+ * words, where it was asked (or in the open question's form while it waits).
+ */
+function askingMessages(events: readonly JobEvent[]): Map<number, { seq: number; text: string }> {
+  const found = new Map<number, { seq: number; text: string }>();
+  events.forEach((event, i) => {
+    const before = events[i - 1];
+    if (event.type !== 'input_required' || before?.type !== 'message') return;
+    const prompt = String((event.data?.['pending'] as Pending | undefined)?.prompt ?? '').trim();
+    const text = String(before.data?.['text'] ?? '').trimEnd();
+    if (prompt !== '' && text.includes(prompt)) found.set(event.seq, { seq: before.seq, text });
+  });
+  return found;
+}
+
+/** What a question's kind asks of a person, in words (not the protocol's names). */
+const KIND_NAMES: Readonly<Record<string, string>> = { open_text: 'an answer in your words', choose_one: 'a choice', confirm: 'yes or no', approval: 'an approval' };
+
+/**
+ * The conversation so far: turns, the agent's messages, each question with the reply it got,
+ * warnings, refused connections and the end. The question still open is left to its form below.
+ */
+function Conversation({ events, rounds, open }: { events: JobEvent[]; rounds: Map<number, Interaction>; open: number | null }) {
   if (events.length === 0) return html`<p class="quiet">Nothing yet.</p>`;
+  const asking = askingMessages(events);
+  const merged = new Set([...asking.values()].map((message) => message.seq));
   let turn = 0;
   return html`<ol class="conversation" aria-live="polite">
     ${events.map((event) => {
@@ -124,11 +156,14 @@ function Conversation({ events, rounds }: { events: JobEvent[]; rounds: Map<numb
           turn += 1;
           return html`<li key=${event.seq} class="turn">Turn ${turn} started <time datetime=${event.ts}>${timeText(event.ts)}</time></li>`;
         case 'message':
+          if (merged.has(event.seq)) return null;
           return html`<li key=${event.seq} class="message agent"><span class="who">Agent</span><pre>${terminalText(String(data['text'] ?? '').trimEnd())}</pre></li>`;
         case 'input_required': {
           const asked = data['pending'] as Pending;
           const round = rounds.get(asked.interaction_id);
-          return html`<li key=${event.seq} class="message question"><span class="who">Question (${terminalText(asked.kind)})</span><pre>${terminalText(asked.prompt)}</pre>
+          if (asked.interaction_id === open && (round === undefined || round.replied_at === null)) return null;
+          const words = asking.get(event.seq)?.text ?? asked.prompt;
+          return html`<li key=${event.seq} class="message question"><span class="who">The agent asks ${KIND_NAMES[asked.kind] ?? 'something'}</span><pre>${terminalText(words)}</pre>
             ${round !== undefined && round.replied_at !== null &&
             html`<div class="reply"><span class="who">${round.resolution_mode === 'user_reply' ? 'Reply' : `Reply (${round.resolution_mode ?? ''})`}</span><pre>${terminalText(valueText(round.response))}</pre></div>`}
           </li>`;

@@ -6,11 +6,12 @@ import { valueText } from './text.js';
 import { terminalText } from '../../terminal-text.js';
 
 /**
- * The form a question's kind calls for, as skillctl and MCP map them: an approval is allow/deny
+ * The form a question's kind calls for, under the words it was asked in (the agent's message that
+ * carried it, `words`, else its prompt), as skillctl and MCP map them: an approval is allow/deny
  * with the command or change in full; options are a single choice (labels shown, the option's
  * value sent); `confirm` is yes/no; anything else is free text, sent as written.
  */
-export function QuestionForm({ jobId, pending, answered }: { jobId: string; pending: Pending; answered: () => Promise<void> }) {
+export function QuestionForm({ jobId, pending, words, answered }: { jobId: string; pending: Pending; words: string | null; answered: () => Promise<void> }) {
   const [sending, setSending] = useState(false);
   const [error, setError] = useState<CallError | null>(null);
   // One key per question shown: a second click sends the same reply again, harmlessly.
@@ -30,7 +31,7 @@ export function QuestionForm({ jobId, pending, answered }: { jobId: string; pend
   };
   return html`<section class="question" aria-labelledby="question-title">
     <h2 id="question-title">${pending.kind === 'approval' ? 'The agent asks for approval' : 'The agent asks'}</h2>
-    <pre class="prompt">${terminalText(pending.prompt)}</pre>
+    <pre class="prompt">${terminalText(words ?? pending.prompt)}</pre>
     ${pending.kind === 'approval' ? html`<${Approval} pending=${pending} reply=${reply} sending=${sending} />` : html`<${Answer} pending=${pending} reply=${reply} sending=${sending} />`}
     ${error !== null && html`<${ErrorLine} error=${error} />`}
   </section>`;
