@@ -369,9 +369,15 @@ async function suite(): Promise<void> {
     t.equal(away.status, 503);
     t.match(JSON.parse(away.body), { error: { code: 'DAEMON_UNREACHABLE' } });
     await list.getByText('The daemon does not answer').waitFor();
+    // A list opened while the daemon is away: its skill filter has nothing to offer yet.
+    const late = await opened('/');
+    await late.getByText('The daemon does not answer').waitFor();
     daemon = await TestDaemon.start({ dir: daemon.dir, skillsDirs: [skills], config });
     client = await daemon.client();
     await tab.getByText('The daemon does not answer').waitFor({ state: 'detached' });
+    await late.locator('label', { hasText: 'Skill' }).locator('option', { hasText: /^echo-auto$/ }).waitFor({ state: 'attached' });
+    t.pass('the skill filter of a list opened while the daemon was away fills once it is back');
+    await late.context().close();
     await tab.getByRole('radio', { name: 'Paris' }).check();
     await tab.getByRole('button', { name: 'Send' }).click();
     await tab.locator('.badge[role="status"]').getByText('succeeded').waitFor();

@@ -60,9 +60,11 @@ export function JobsPage() {
   useEffect(() => {
     if (stood > 0) void load();
   }, [load, stood]);
+  // The skills to filter by: read as the stream stands, and again each time it stands again, so a
+  // page opened while the daemon was away fills them once it is back.
   useEffect(() => {
-    void call<{ skills: Skill[] }>('skills/list').then((answer) => setSkills(answer.skills.map((skill) => skill.id)), () => undefined);
-  }, []);
+    if (stood > 0) void call<{ skills: Skill[] }>('skills/list').then((answer) => setSkills(answer.skills.map((skill) => skill.id)), () => undefined);
+  }, [stood]);
 
   // The last status each job's events gave, and the jobs asked for and not answered yet.
   const heard = useRef(new Map<string, { to: string; ts: string }>());
