@@ -23,7 +23,7 @@ import type { JobQueries } from './jobs/queries.js';
 import type { Notifier } from './notify/notifier.js';
 import { retryRequest } from './jobs/retry-request.js';
 import { isTerminal, type JobStatus } from './model/states.js';
-import type { Job } from './model/job.js';
+import type { EngineName, Job } from './model/job.js';
 import type { SkillRegistry } from './skills/registry.js';
 import { missingSkillsDirs } from './skills/registry.js';
 import type { SlotPool } from './slots/pool.js';
@@ -46,6 +46,8 @@ export interface ApiDeps {
   limits: LimitsView;
   /** Whether jobs run in a sandbox, and why not. */
   sandbox: SandboxView;
+  /** Why a new job of the engine would be refused here (no sandbox where one is required, Claude Code as root without one), or null. */
+  refuseJob(engine: EngineName): SkilldError | null;
   /** Jobs' network: their own, or the host's and why (docs/network.md). */
   network: NetworkView;
   store: Store;
@@ -113,7 +115,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       return { ...d.skills.view(entry), schemas: entry.current?.schemas ?? { input: null, parameter: null, output: null }, instructions };
     },
     'skills/subscribe': (_params, conn) => d.subscriptions.watchSkills(conn),
-    'engines/list': async () => ({ engines: await d.engines.list((name) => d.probe.profileFor(name)) }),
+    'engines/list': async () => ({ engines: await d.engines.list((name) => d.probe.profileFor(name), (name) => d.refuseJob(name)?.message ?? null) }),
     'jobs/create': (params, conn) => {
       checkShareWith((params as CreateParams).share_with, d.users);
       return d.supervisor.create(params as CreateParams, Callers.ownerOf(viewer(conn)));
