@@ -204,15 +204,21 @@ export function withStorageErrors<C>(methods: Record<MethodName, MethodHandler<C
 }
 
 /**
- * A request that names a job still being recovered after a restart waits until that job is taken
- * up or settled (docs/restarts.md): it never sees nor changes a job half recovered.
+ * A request that names a job still being recovered after a restart (`job_id`, or one of
+ * `job_ids`) waits until that job is taken up or settled (docs/restarts.md): it never sees nor
+ * changes a job half recovered.
  */
 export function afterRecovery<C>(methods: Record<MethodName, MethodHandler<C>>, recovering: (jobId: string) => Promise<void> | null): Record<MethodName, MethodHandler<C>> {
   return eachWrapped(methods, (handler) => (params, context) => {
-    const jobId = (params as { job_id?: unknown } | null | undefined)?.job_id;
-    const recovered = typeof jobId === 'string' ? recovering(jobId) : null;
-    return recovered === null ? handler(params, context) : recovered.then(() => handler(params, context));
+    const waits = namedJobs(params).map(recovering).filter((wait) => wait !== null);
+    return waits.length === 0 ? handler(params, context) : Promise.all(waits).then(() => handler(params, context));
   });
+}
+
+/** The jobs a request names: its `job_id`, and its `job_ids` (jobs/remove). */
+function namedJobs(params: unknown): string[] {
+  const { job_id: one, job_ids: many } = (params ?? {}) as { job_id?: unknown; job_ids?: unknown };
+  return [one, ...(Array.isArray(many) ? many : [])].filter((id): id is string => typeof id === 'string');
 }
 
 /** Every method's handler, wrapped by `wrap`. */
