@@ -37,6 +37,10 @@ t.test('skillctl status: one line an engine, with why it cannot run; the default
   if (asRoot) t.match(status.stdout, /^engine claude:\s+cannot run: Claude Code does not run with its permission checks bypassed as root/m);
   t.match(status.stdout, /^default engine:\s+gemini$/m);
   t.match(status.stdout, /^sandbox:\s+off: jobs run without a sandbox/m);
+  const table = await runSkillctl(['engines'], env);
+  t.match(table.stdout, new RegExp(`^iflow\\s+no\\s+-\\s+\\S+\\s+${MISSING}\\s+${MISSING} --version did not start: spawn ${MISSING} ENOENT$`, 'm'), 'skillctl engines: the same, in a column');
+  t.match(table.stdout, /^codex\s+yes\s+.*\s+-$/m);
+  if (asRoot) t.match(table.stdout, /^claude\s+no\s+/m, 'an engine whose jobs are refused does not run, though its command starts');
   const json = JSON.parse((await runSkillctl(['status', '--json'], env)).stdout) as Record<string, unknown>;
   t.equal(json['default_engine'], 'gemini');
   t.notOk('engines' in json, 'daemon/status as the daemon answers it');
