@@ -63,6 +63,8 @@ export interface Command {
   readonly details?: readonly string[];
   /** Which positional is a job id: a unique prefix of one (with or without `job-`) is replaced by the whole id before `run`. */
   readonly jobArg?: number;
+  /** Every positional from `jobArg` on is a job id (`rm a b c`): each is resolved, and completion offers job ids for each. */
+  readonly jobArgRepeats?: boolean;
   /** Which positional is a skill id (completion offers the daemon's skills). */
   readonly skillArg?: number;
   /** The values the first positional takes (help and completion); others are the command's to refuse. */

@@ -64,10 +64,15 @@ function choiceCases(commands: readonly Command[]): Array<[string, string]> {
 
 function argumentCases(commands: readonly Command[]): Array<[string, string]> {
   return commands.flatMap((c): Array<[string, string]> => [
-    ...(c.jobArg === undefined ? [] : [[q(`${c.name} ${c.jobArg}`), '_skillctl_job_ids'] as [string, string]]),
+    ...(c.jobArg === undefined ? [] : [[jobArgPattern(c, c.jobArg), '_skillctl_job_ids'] as [string, string]]),
     ...(c.skillArg === undefined ? [] : [[q(`${c.name} ${c.skillArg}`), '_skillctl_skill_ids'] as [string, string]]),
     ...(c.argChoices === undefined ? [] : [[q(`${c.name} 0`), `printf '%s' ${q(c.argChoices.join(' '))}`] as [string, string]]),
   ]);
+}
+
+/** `'show 0'`; for a command whose job ids go on from the first positional (`rm a b`), `'rm '[0-9]*`: every positional. */
+function jobArgPattern(command: Command, index: number): string {
+  return command.jobArgRepeats === true && index === 0 ? `${q(`${command.name} `)}[0-9]*` : q(`${command.name} ${index}`);
 }
 
 /** A shell function that is one `case` over `subject`. */

@@ -74,10 +74,10 @@ function valuePart(spec: OptionSpec): string {
 function argumentLines(command: Command): string[] {
   const valued = Object.entries(command.options).filter(([, spec]) => spec.type === 'string').flatMap(([name, spec]) => spellings(name, spec));
   const count = ['__skillctl_positionals', ...valued].join(' ');
-  const at = (n: number, words: string, what: string): string => `complete -c skillctl -n ${q(`__fish_seen_subcommand_from ${command.name}; and test (${count}) -eq ${n}`)} -a ${q(words)} -d ${q(what)}`;
+  const at = (n: number, words: string, what: string, from = false): string => `complete -c skillctl -n ${q(`__fish_seen_subcommand_from ${command.name}; and test (${count}) ${from ? '-ge' : '-eq'} ${n}`)} -a ${q(words)} -d ${q(what)}`;
   return [
     ...(command.argChoices === undefined ? [] : [at(0, command.argChoices.join(' '), 'argument')]),
-    ...(command.jobArg === undefined ? [] : [at(command.jobArg, '(__skillctl_job_ids)', 'job')]),
+    ...(command.jobArg === undefined ? [] : [at(command.jobArg, '(__skillctl_job_ids)', 'job', command.jobArgRepeats === true)]),
     ...(command.skillArg === undefined ? [] : [at(command.skillArg, '(__skillctl_skill_ids)', 'skill')]),
   ];
 }

@@ -86,9 +86,9 @@ function zshOptions(options: OptionSpecs): string[] {
 /** A command's own options and arguments, each on a continued line. */
 function commandSpecs(command: Command): string {
   const args: string[] = [];
-  if (command.jobArg !== undefined) args.push(q(`${command.jobArg + 1}:job id:_skillctl_job_ids`));
+  if (command.jobArg !== undefined) args.push(q(`${command.jobArgRepeats === true ? '*' : command.jobArg + 1}:job id:_skillctl_job_ids`));
   if (command.skillArg !== undefined) args.push(q(`${command.skillArg + 1}:skill id:_skillctl_skill_ids`));
   if (command.argChoices !== undefined) args.push(q(`1:argument:(${command.argChoices.join(' ')})`));
-  if (command.positionals[1] > args.length) args.push(q('*:argument: '));
+  if (command.positionals[1] > args.length && command.jobArgRepeats !== true) args.push(q('*:argument: '));
   return [...zshOptions(command.options), ...args].map((spec) => ` \\\n          ${spec}`).join('');
 }

@@ -95,14 +95,16 @@ export const daemonCommand: Command = {
 export const enginesCommand: Command = {
   name: 'engines',
   usage: 'engines',
-  summary: 'list the engines, whether they run, their version and interactive profile',
+  summary: 'list the engines, whether a job of each can run here (and why not), their version and interactive profile',
   options: {},
   positionals: [0, 0],
   examples: ['engines', 'engines --json'],
   run: async (ctx) => {
     const answer = await ctx.client.request<{ engines: EngineView[] }>('engines/list');
-    const rows = answer.engines.map((e) => [e.name, e.available ? 'yes' : 'no', cell(e.version), e.interactive_profile?.kind ?? '-', e.command.join(' ')]);
-    return listed(ctx, answer, ['NAME', 'AVAILABLE', 'VERSION', 'PROFILE', 'COMMAND'], rows);
+    // A daemon before `reason` says only whether the command starts.
+    const runs = (e: EngineView): boolean => (e.reason === undefined ? e.available : e.reason === null);
+    const rows = answer.engines.map((e) => [e.name, runs(e) ? 'yes' : 'no', cell(e.version), e.interactive_profile?.kind ?? '-', e.command.join(' '), cell(e.reason ?? null)]);
+    return listed(ctx, answer, ['NAME', 'AVAILABLE', 'VERSION', 'PROFILE', 'COMMAND', 'WHY NOT'], rows);
   },
 };
 

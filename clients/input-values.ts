@@ -35,12 +35,15 @@ class Reader {
     return this.sources.readStdin();
   }
 
-  async file(path: string, by: string): Promise<string> {
-    if (path === '') throw new UsageError(`${by} names no file after @`);
+  /** `hint`: what to write instead when the `@` was meant as text (a `k=v` value). */
+  async file(path: string, by: string, hint = ''): Promise<string> {
+    if (path === '') throw new UsageError(`${by} names no file after @${hint}`);
     try {
       return await this.sources.readFile(path);
     } catch (error) {
-      throw new UsageError(`${by}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      const code = (error as NodeJS.ErrnoException).code;
+      // A value that merely starts with @ (a handle, a decorator) missing as a file most likely meant the text.
+      throw new UsageError(`${by}: cannot read ${path}: ${code ?? (error as Error).message}${code === 'ENOENT' ? hint : ''}`);
     }
   }
 }
@@ -74,6 +77,6 @@ async function jsonText(text: string, by: string, reader: Reader): Promise<strin
 async function pairValue(value: string, by: string, reader: Reader): Promise<unknown> {
   if (value.startsWith('@@')) return value.slice(1);
   if (value === '@-') return reader.stdin(`${by}@-`);
-  if (value.startsWith('@')) return reader.file(value.slice(1), `${by}${value}`);
+  if (value.startsWith('@')) return reader.file(value.slice(1), `${by}${value}`, ` (to send the text ${value}, write ${by}@${value})`);
   return looseValue(value);
 }

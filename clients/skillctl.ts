@@ -50,11 +50,14 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** The command's job-id positional, a unique prefix replaced by the whole id (see clients/job-id.ts). */
+/** The command's job-id positional (or positionals), a unique prefix replaced by the whole id (see clients/job-id.ts). */
 async function resolveJobArg(client: RpcClient, command: Command, inv: Invocation): Promise<void> {
   if (command.jobArg === undefined) return;
-  const given = inv.positionals[command.jobArg];
-  if (given !== undefined) inv.positionals[command.jobArg] = await resolveJobId(client, given);
+  const last = command.jobArgRepeats === true ? inv.positionals.length - 1 : command.jobArg;
+  for (let index = command.jobArg; index <= last; index += 1) {
+    const given = inv.positionals[index];
+    if (given !== undefined) inv.positionals[index] = await resolveJobId(client, given);
+  }
 }
 
 /** The client an offline command gets: any use is a bug. */

@@ -69,6 +69,7 @@ function skillsDirsText(dirs: unknown, missing: unknown): string | null {
 /** `0.169.0 (codex)`, or why it cannot run. */
 function engineText(engine: EngineView): string {
   const command = terminalText(engine.command.join(' '));
+  if (typeof engine.reason === 'string') return `cannot run: ${terminalText(engine.reason)}`;
   if (!engine.available) return `cannot run: ${command} was not found or does not start`;
   return `${terminalText(engine.version ?? 'version unknown')} (${command}); interactive jobs ${engine.interactive_profile?.kind === 'resumable' ? 'resume in a new process' : 'keep their process'}`;
 }

@@ -61,6 +61,8 @@ export interface EngineView {
   command: string[];
   available: boolean;
   version: string | null;
+  /** Why no job of it can run here, or null; absent from daemons before it. */
+  reason?: string | null;
   interactive_profile: { kind: string; reason: string } | null;
 }
 

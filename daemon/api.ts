@@ -23,7 +23,7 @@ import type { JobQueries } from './jobs/queries.js';
 import type { Notifier } from './notify/notifier.js';
 import { retryRequest } from './jobs/retry-request.js';
 import { isTerminal, type JobStatus } from './model/states.js';
-import type { Job } from './model/job.js';
+import type { EngineName, Job } from './model/job.js';
 import type { SkillRegistry } from './skills/registry.js';
 import { missingSkillsDirs } from './skills/registry.js';
 import type { SlotPool } from './slots/pool.js';
@@ -46,6 +46,8 @@ export interface ApiDeps {
   limits: LimitsView;
   /** Whether jobs run in a sandbox, and why not. */
   sandbox: SandboxView;
+  /** Why a new job of the engine would be refused here (no sandbox where one is required, Claude Code as root without one), or null. */
+  refuseJob(engine: EngineName): SkilldError | null;
   /** Jobs' network: their own, or the host's and why (docs/network.md). */
   network: NetworkView;
   store: Store;
@@ -113,7 +115,7 @@ export function createApi(d: ApiDeps): Record<MethodName, MethodHandler<Connecti
       return { ...d.skills.view(entry), schemas: entry.current?.schemas ?? { input: null, parameter: null, output: null }, instructions };
     },
     'skills/subscribe': (_params, conn) => d.subscriptions.watchSkills(conn),
-    'engines/list': async () => ({ engines: await d.engines.list((name) => d.probe.profileFor(name)) }),
+    'engines/list': async () => ({ engines: await d.engines.list((name) => d.probe.profileFor(name), (name) => d.refuseJob(name)?.message ?? null) }),
     'jobs/create': (params, conn) => {
       checkShareWith((params as CreateParams).share_with, d.users);
       return d.supervisor.create(params as CreateParams, Callers.ownerOf(viewer(conn)));
@@ -202,15 +204,21 @@ export function withStorageErrors<C>(methods: Record<MethodName, MethodHandler<C
 }
 
 /**
- * A request that names a job still being recovered after a restart waits until that job is taken
- * up or settled (docs/restarts.md): it never sees nor changes a job half recovered.
+ * A request that names a job still being recovered after a restart (`job_id`, or one of
+ * `job_ids`) waits until that job is taken up or settled (docs/restarts.md): it never sees nor
+ * changes a job half recovered.
  */
 export function afterRecovery<C>(methods: Record<MethodName, MethodHandler<C>>, recovering: (jobId: string) => Promise<void> | null): Record<MethodName, MethodHandler<C>> {
   return eachWrapped(methods, (handler) => (params, context) => {
-    const jobId = (params as { job_id?: unknown } | null | undefined)?.job_id;
-    const recovered = typeof jobId === 'string' ? recovering(jobId) : null;
-    return recovered === null ? handler(params, context) : recovered.then(() => handler(params, context));
+    const waits = namedJobs(params).map(recovering).filter((wait) => wait !== null);
+    return waits.length === 0 ? handler(params, context) : Promise.all(waits).then(() => handler(params, context));
   });
+}
+
+/** The jobs a request names: its `job_id`, and its `job_ids` (jobs/remove). */
+function namedJobs(params: unknown): string[] {
+  const { job_id: one, job_ids: many } = (params ?? {}) as { job_id?: unknown; job_ids?: unknown };
+  return [one, ...(Array.isArray(many) ? many : [])].filter((id): id is string => typeof id === 'string');
 }
 
 /** Every method's handler, wrapped by `wrap`. */

@@ -128,7 +128,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   await loadPeerCredentials();
   const users = await hostUsers(() => clock.now().getTime());
   const callers = new Callers(config.access, users, process.getuid?.() ?? 0);
-  const api = createApi({ callers, users, version, startedAt: clock.now().toISOString(), config, stateLock: stateLock.view, containment: containment.view, sandbox: sandbox.view, network: sandbox.network, limits: limitsView(config.limits, limitSupport, sandbox.view), store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, notifier, requestStop, hosts: shared === null ? null : () => shared.hosts() });
+  const api = createApi({ callers, users, version, startedAt: clock.now().toISOString(), config, stateLock: stateLock.view, containment: containment.view, sandbox: sandbox.view, refuseJob: (engine) => sandbox.refuseJob(engine), network: sandbox.network, limits: limitsView(config.limits, limitSupport, sandbox.view), store, pool, skills, engines, probe, supervisor, router, queries, retention, subscriptions, faults, notifier, requestStop, hosts: shared === null ? null : () => shared.hosts() });
   const dispatcher = new Dispatcher(bindMethods(withStorageErrors(afterRecovery(api, (jobId) => supervisor.recoveries.of(jobId)))), (method, error) => faults.report('method', error, { method }));
   const limits = { maxConnections: config.max_connections, lineTimeoutMs: config.line_timeout_sec * 1000, idleTimeoutMs: config.idle_timeout_sec * 1000 };
   const server = new RpcServer(dispatcher, limits, (error) => faults.report('rpc_server', error), clock);

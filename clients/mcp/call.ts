@@ -8,7 +8,6 @@ import type { CallExtra } from './call-extra.js';
 import type { DaemonLink } from './daemon-link.js';
 import { askPerson } from './elicit.js';
 import { endResult, errorResult, failureResult, followUp, waitingResult, type WaitingView } from './results.js';
-import { defaultMode } from './tools.js';
 
 /** What one `tools/call` works with. */
 export interface CallScope {
@@ -38,9 +37,9 @@ export async function callSkill(scope: CallScope, skill: SkillView, args: Record
   if (typeof checked === 'string') return errorResult(checked);
   const params = definedOnly({
     skill_id: skill.id,
-    // None named: the daemon's choice (its default_engine where the skill runs on it), as for every client.
+    // None named: the daemon's choice (its default_engine where the skill runs on it; the skill's only mode), as for every client.
     engine: checked['engine'],
-    execution_mode: checked['execution_mode'] ?? defaultMode(skill),
+    execution_mode: checked['execution_mode'],
     input: checked['input'] ?? {},
     parameter: checked['parameter'],
   });

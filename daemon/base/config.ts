@@ -225,7 +225,8 @@ function validate(raw: Raw, fileValues: Raw, fromFile: ReadonlySet<string>, file
   if (!/^0?[0-7]{3}$/.test(modeText)) fail('socket_mode', 'must be an octal mode such as "0600"');
   const dirs = raw['skills_dirs'];
   if (!Array.isArray(dirs) || dirs.length === 0 || !dirs.every((d) => typeof d === 'string' && d !== '')) fail('skills_dirs', 'must be a non-empty list of paths');
-  const choice = <T extends string>(key: string, choices: readonly T[]): T => (choices.includes(raw[key] as T) ? (raw[key] as T) : fail(key, `must be one of ${choices.join(', ')}`));
+  // The value given is named too: a typo is seen at once (`"Claude"`, `"cgroups"`).
+  const choice = <T extends string>(key: string, choices: readonly T[]): T => (choices.includes(raw[key] as T) ? (raw[key] as T) : fail(key, `must be one of ${choices.join(', ')} (got ${JSON.stringify(raw[key])})`));
   const level = choice('log_level', LOG_LEVELS);
   const socket = resolve(text('socket'));
   // The kernel would cut a longer path short, and the daemon would listen where no client looks.

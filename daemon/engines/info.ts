@@ -10,14 +10,18 @@ export interface EngineInfo {
   command: string[];
   available: boolean;
   version: string | null;
+  /** Why no job of it can run here, or null: its command does not start, or the daemon refuses its jobs. */
+  reason: string | null;
   interactive_profile: InteractiveProfile;
 }
+
+type Probed = { available: boolean; version: string | null; error: string | null };
 
 /** `<command> --version`, cached per engine command line and environment (unless it ran out of time). */
 export class EngineCatalog {
   readonly #configs: Readonly<Record<EngineName, EngineConfig>>;
   readonly #baseEnv: Readonly<Record<string, string>>;
-  readonly #versions = new Map<string, Promise<{ available: boolean; version: string | null }>>();
+  readonly #versions = new Map<string, Promise<Probed>>();
 
   constructor(configs: Readonly<Record<EngineName, EngineConfig>>, baseEnv: Readonly<Record<string, string>>) {
     this.#configs = configs;
@@ -30,12 +34,14 @@ export class EngineCatalog {
     return { ...this.#baseEnv, ...ENGINES[name].env, ...(live ? ENGINES[name].live?.env : {}), ...this.#configs[name].env };
   }
 
-  async list(profileOf: (name: EngineName) => Promise<InteractiveProfile>): Promise<EngineInfo[]> {
+  /** Every engine; `refused` says why the daemon would refuse a new job of one whose command starts (null: it would not). */
+  async list(profileOf: (name: EngineName) => Promise<InteractiveProfile>, refused: (name: EngineName) => string | null = () => null): Promise<EngineInfo[]> {
     const names = Object.keys(ENGINES) as EngineName[];
     return Promise.all(
       names.map(async (name) => {
-        const { available, version } = await this.#version(name);
-        return { name, command: this.#configs[name].command, available, version, interactive_profile: await profileOf(name) };
+        const { available, version, error } = await this.#version(name);
+        const reason = available ? refused(name) : `${this.#configs[name].command.join(' ')} --version did not start: ${error ?? 'unknown error'}`;
+        return { name, command: this.#configs[name].command, available, version, reason, interactive_profile: await profileOf(name) };
       }),
     );
   }
@@ -47,7 +53,7 @@ export class EngineCatalog {
     return found.filter((name) => name !== null);
   }
 
-  #version(name: EngineName): Promise<{ available: boolean; version: string | null }> {
+  #version(name: EngineName): Promise<Probed> {
     const command = this.#configs[name].command;
     const key = JSON.stringify([command, this.envFor(name)]);
     let cached = this.#versions.get(key);
@@ -55,7 +61,8 @@ export class EngineCatalog {
       cached = runShort([...command, '--version'], this.envFor(name), VERSION_TIMEOUT_MS).then((run) => {
         // Out of time is not an answer (a busy machine): the next call asks again.
         if (run.timedOut) this.#versions.delete(key);
-        return { available: run.error === null, version: run.ok ? (run.stdout.trim().split('\n')[0] ?? '').trim() || null : null };
+        // execa's message names the command, then the system's reason (`spawn … ENOENT`): its last line is that reason.
+        return { available: run.error === null, version: run.ok ? (run.stdout.trim().split('\n')[0] ?? '').trim() || null : null, error: run.error?.split('\n').at(-1) ?? null };
       });
       this.#versions.set(key, cached);
     }

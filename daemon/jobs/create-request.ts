@@ -38,7 +38,7 @@ export function planCreate(params: CreateParams, skills: SkillRegistry, configur
   if (params.engine !== undefined && !ENGINE_NAMES.includes(params.engine as EngineName)) {
     throw new SkilldError('ENGINE_UNKNOWN', `unknown engine "${params.engine}"; known: ${ENGINE_NAMES.join(', ')}`);
   }
-  const engine = (params.engine as EngineName | undefined) ?? defaultEngine(skill.effective_engines, configuredEngine);
+  const engine = (params.engine as EngineName | undefined) ?? defaultEngine(skill, configuredEngine);
   if (engine === null || !skill.effective_engines.includes(engine)) {
     throw new SkilldError('SKILL_ENGINE_UNSUPPORTED', `skill "${skill.id}" does not run on ${engine ?? 'any engine'}; it runs on: ${skill.effective_engines.join(', ') || 'no engine'}`, {
       details: { effective_engines: skill.effective_engines },

@@ -146,7 +146,7 @@ export function view(entry: SkillEntry, configuredEngine: string | null = null):
     engines: d?.engines ?? null,
     unsupported_engines: d?.unsupported_engines ?? [],
     effective_engines: d?.effective_engines ?? [],
-    default_engine: defaultEngine<string>(d?.effective_engines ?? [], configuredEngine),
+    default_engine: defaultEngine<string>({ engines: d?.engines ?? null, effective_engines: d?.effective_engines ?? [] }, configuredEngine),
     max_attempt: d?.max_attempt ?? null,
     path: entry.path,
     status: entry.error === null ? 'ok' : 'invalid',

@@ -4,15 +4,22 @@
 // needs no --engine, and reads values from files and standard input.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SKILLCTL_BIN, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
+import { SKILLCTL_BIN, TEST_SKILLS, TestDaemon, waitForStatus, type JobView } from '../helpers/daemon.js';
 import { runSkillctl } from '../helpers/skillctl.js';
+
+// A skill whose runner.json lists its engines in an order of its own.
+const ownSkills = await mkdtemp(join(tmpdir(), 'create-defaults-'));
+t.teardown(() => rm(ownSkills, { recursive: true, force: true }));
+await cp(join(TEST_SKILLS, 'codex-only'), join(ownSkills, 'claude-first'), { recursive: true });
+const claudeFirst = { id: 'claude-first', version: '1.0.0', name: 'claude-first', description: 'Test skill: its engines in an order of its own.', execution_modes: ['auto'], engines: ['claude', 'gemini'] };
+await writeFile(join(ownSkills, 'claude-first', 'assets', 'runner.json'), JSON.stringify(claudeFirst));
 
 const configured = await TestDaemon.start({ config: { default_engine: 'claude' } });
 t.teardown(() => configured.cleanup());
-const plain = await TestDaemon.start();
+const plain = await TestDaemon.start({ skillsDirs: [TEST_SKILLS, ownSkills] });
 t.teardown(() => plain.cleanup());
 
 t.test("no engine named: the configured default where the skill runs on it, else the skill's first", async (t) => {
@@ -36,6 +43,10 @@ t.test("no engine named: the configured default where the skill runs on it, else
   const first = await other.request<JobView>('jobs/create', { skill_id: 'echo-auto', input: {} });
   t.equal(first.engine, 'codex', 'without default_engine: the skill\'s first engine');
   await waitForStatus(other, first.job_id);
+  const listed = await other.request<JobView>('jobs/create', { skill_id: 'claude-first', input: {} });
+  t.equal(listed.engine, 'claude', "the first of its runner.json's engines, in that list's order");
+  t.match(await other.request('skills/get', { skill_id: 'claude-first' }), { effective_engines: ['gemini', 'claude'], default_engine: 'claude' });
+  await waitForStatus(other, listed.job_id);
 });
 
 t.test("no mode named: a skill's only mode, else auto", async (t) => {

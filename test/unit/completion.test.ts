@@ -65,6 +65,7 @@ t.test('bash: job ids where a command takes one, from skillctl jobs -q (with the
   t.same(complete(['skillctl', 'logs', '--attempt', '2', '']), ids, "after an option's value");
   t.same(complete(['skillctl', 'reply', 'job-0mbdz1c00-1111111111', '']), [], 'the reply text is not a job id');
   t.same(complete(['skillctl', 'show', 'x', '']), [], 'one job only');
+  t.same(complete(['skillctl', 'rm', 'x', '--force', '']), ids, 'rm takes job ids, one after another');
   t.same(complete(['skillctl', 'run', '']), ['echo-auto', 'echo-both']);
   t.match(await readFile(join(dir, 'args'), 'utf8'), /^skills -q\n$/);
   t.same(complete(['skillctl', 'jobs', '--skill', 'echo-b']), ['echo-both']);
@@ -105,6 +106,7 @@ t.test('zsh: what a Tab offers at a real prompt', { skip: ZSH_SKIP }, async (t) 
     'skillctl run ',
     'skillctl jobs --skill echo-b',
     'skillctl show ',
+    'skillctl rm 0mbdz1c00-1111111111 ',
     'skillctl logs --socket /s/z.sock -f ',
   ];
   const helper = join(import.meta.dirname, '..', 'helpers', 'zsh-complete.zsh');
@@ -123,6 +125,7 @@ t.test('zsh: what a Tab offers at a real prompt', { skip: ZSH_SKIP }, async (t) 
     ['run'],
     ['echo-auto', 'echo-both'],
     ['echo-both'],
+    ids,
     ids,
     ids,
   ]);
@@ -152,6 +155,7 @@ t.test('fish: what a Tab offers, from the script skillctl prints', { skip: FISH_
   t.same(offer('skillctl --socket /s/f.sock cancel '), SHORT_IDS);
   t.match(await readFile(join(dir, 'args'), 'utf8'), 'jobs -q --limit 100 --socket /s/f.sock', 'the job ids come from the socket given');
   t.same(offer('skillctl reply 0mbdz1c00-1111111111 '), [], 'the reply text is not a job id');
+  t.same(offer('skillctl rm 0mbdz1c00-1111111111 -f '), SHORT_IDS, 'rm takes job ids, one after another');
   t.same(offer('skillctl run '), ['echo-auto', 'echo-both']);
   t.same(offer('skillctl jobs --skill echo-b'), ['echo-both']);
 });

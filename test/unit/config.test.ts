@@ -74,12 +74,13 @@ t.test('defaults without any XDG variables', async (t) => {
   });
 });
 
-t.test('default_engine: one of the engines, or null; anything else is a ConfigError naming the choices', async (t) => {
+t.test('default_engine: one of the engines, or null; anything else is a ConfigError naming the value, the choices and the file', async (t) => {
   t.equal((await loadConfig(sources({ flags: { config: await configFile({ default_engine: 'claude' }) } }))).default_engine, 'claude');
   t.equal((await loadConfig(sources({ flags: { config: await configFile({ default_engine: null }) } }))).default_engine, null);
   for (const value of ['Claude', 'gpt', '', 3]) {
     const file = await configFile({ default_engine: value });
-    t.match(await configError(loadConfig(sources({ flags: { config: file } }))), /"default_engine" must be one of codex, gemini, iflow, claude/, JSON.stringify(value));
+    const message = await configError(loadConfig(sources({ flags: { config: file } })));
+    t.match(message, `config key "default_engine" must be one of codex, gemini, iflow, claude (got ${JSON.stringify(value)}) (config file ${file})`, JSON.stringify(value));
   }
 });
 

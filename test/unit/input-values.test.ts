@@ -40,8 +40,9 @@ t.test('k=@- and --input-json - read standard input; it is read once in a comman
 });
 
 t.test('a file that cannot be read, an empty name, bad JSON: a usage error naming it', async (t) => {
-  await t.rejects(readValues(undefined, ['text=@missing.txt'], 'input', sources({})), new UsageError('--input text=@missing.txt: cannot read missing.txt: ENOENT'));
-  await t.rejects(readValues(undefined, ['text=@'], 'input', sources({})), new UsageError('--input text=@ names no file after @'));
+  await t.rejects(readValues(undefined, ['text=@missing.txt'], 'input', sources({})), new UsageError('--input text=@missing.txt: cannot read missing.txt: ENOENT (to send the text @missing.txt, write --input text=@@missing.txt)'));
+  await t.rejects(readValues(undefined, ['text=@'], 'input', sources({})), new UsageError('--input text=@ names no file after @ (to send the text @, write --input text=@@)'));
+  await t.rejects(readValues('@missing.json', [], 'input', sources({})), new UsageError('--input-json @missing.json: cannot read missing.json: ENOENT'), 'JSON text never starts with @: no hint');
   await t.rejects(readValues('-', [], 'param', sources({}, '[1]')), new UsageError('--param-json must be a JSON object'));
   await t.rejects(readValues(undefined, ['novalue'], 'input', sources({})), new UsageError('--input needs key=value, got "novalue"'));
 });

@@ -94,6 +94,7 @@ t.test('a take-up under way: requests naming its job wait for it, the others do 
   const methods = afterRecovery(
     {
       'jobs/get': (params: unknown) => `got ${(params as { job_id: string }).job_id}`,
+      'jobs/remove': (params: unknown) => `removed ${(params as { job_ids: string[] }).job_ids.join(' ')}`,
       'daemon/ping': () => 'pong',
     } as unknown as Record<MethodName, MethodHandler<null>>,
     (jobId) => recoveries.of(jobId),
@@ -105,12 +106,19 @@ t.test('a take-up under way: requests naming its job wait for it, the others do 
     answered = true;
     return value;
   });
+  let removed = false;
+  const remove = Promise.resolve(methods['jobs/remove']({ job_ids: ['job-new', 'job-run'] }, null)).then((value) => {
+    removed = true;
+    return value;
+  });
   await settle();
   t.notOk(answered, 'jobs/get of the job being taken up waits');
+  t.notOk(removed, 'so does jobs/remove naming it among others');
   t.notOk(steps.includes('queue job-queued'), 'the queued job does not start while a take-up is under way');
 
   takeUp.resolve({ problem: 'its keeper ended without the exit status of its engine' });
   t.equal(await get, 'got job-run', 'and is answered once the job is settled');
+  t.equal(await remove, 'removed job-new job-run');
   t.same(steps.slice(0, 2), ['hold job-run', 'forget 999999'], 'the leftovers are stopped first');
   t.same(steps.slice(2).sort(), ['interrupted job-run: its keeper ended without the exit status of its engine', 'queue job-queued'], 'then the job not taken up is settled, and the queued job queued');
   await recoveries.finish();
