@@ -108,7 +108,7 @@ t.test('where flock cannot be called (koffi does not load), the daemon starts, w
   const status = await (await daemon.client()).request('daemon/status');
   t.match(status, { state_lock: { path: join(daemon.stateDir, 'skilld.lock'), held: false, reason: /^flock cannot be called here: koffi is not built/ } });
   const shown = await runSkillctl(['status', '--socket', daemon.socket], process.env);
-  t.match(shown.stdout, /^state_lock:\s+not held: flock cannot be called here: koffi is not built for this platform/m, 'skillctl status says so');
+  t.match(shown.stdout, /^state lock:\s+not held: flock cannot be called here: koffi is not built for this platform/m, 'skillctl status says so');
 });
 
 const postgres = await testPostgres();
