@@ -1,10 +1,10 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { pipeline } from 'node:stream';
 import type { Clock } from '../base/clock.js';
 import type { GatewayConfig } from '../base/config-network.js';
 import type { EngineName } from '../model/job.js';
 import { NO_USAGE, type Usage } from '../model/usage.js';
+import { relayAnswer } from './answer-relay.js';
 import { AUTH_STATUSES, RETRY_STATUSES, retryWait } from './gateway-retry.js';
 import { swapToken } from './gateway-token.js';
 import { providerQuote } from './provider-quote.js';
@@ -160,10 +160,7 @@ class Call {
   #pass(incoming: IncomingMessage, status: number): void {
     const meter = new UsageMeter({ contentType: header(incoming, 'content-type'), contentEncoding: header(incoming, 'content-encoding') });
     if (!this.#head(incoming, status)) return;
-    // An early end of either side destroys the other: the engine sees a cut, never a short body that looks whole.
-    pipeline(incoming, this.response, () => undefined);
-    incoming.on('data', (chunk: Buffer) => meter.write(chunk));
-    incoming.once('end', () => this.hooks.used(meter.end().then((usage) => usage ?? NO_USAGE)));
+    relayAnswer(incoming, this.response, (chunk) => meter.write(chunk), () => this.hooks.used(meter.end().then((usage) => usage ?? NO_USAGE)));
   }
 
   /** An answer that ends the job: read whole (it is small), given to the engine as it came, and told with the provider's words. */

@@ -242,3 +242,125 @@ t.test('many retries of one call hold one listener on the engine\'s side', async
   await new Promise((resolve) => setImmediate(resolve));
   t.same(warnings, [], 'no listener piles up');
 });
+
+/** A gateway as a plain server on a socket of its own, `watch` given each response as the gateway takes it. */
+async function bareGateway(t: Test, upstream: string, token: string, watch: (response: ServerResponse) => void): Promise<{ path: string; used: Promise<Usage>[] }> {
+  const used: Promise<Usage>[] = [];
+  const hooks: GatewayHooks = { retrying: () => undefined, failed: () => undefined, used: (usage) => void used.push(usage), refused: () => undefined };
+  const up = openUpstream({ upstream, api_key_env: 'KEY', retry_max_sec: 120 }, KEY);
+  const handler = gatewayHandler(up, tokenHash(token), hooks, new FakeClock(), () => 0.5);
+  const server = createServer((request, response) => {
+    watch(response);
+    handler(request, response);
+  });
+  const path = join(dir, `b${(names += 1)}.sock`);
+  server.listen(path);
+  await once(server, 'listening');
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+    up.agent.destroy();
+  });
+  return { path, used };
+}
+
+t.test('a short answer leaves the gateway in one write, its end with its body', async (t) => {
+  const up = await provider(t, [anthropicStream]);
+  const token = newGatewayToken();
+  let writes = 0;
+  const gw = await bareGateway(t, up.url, token, (response) => {
+    const socket = response.socket as unknown as { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void };
+    const [write, writev] = [socket._write.bind(socket), socket._writev.bind(socket)];
+    socket._write = (...args) => void ((writes += 1), write(...args));
+    socket._writev = (...args) => void ((writes += 1), writev(...args));
+  });
+  const body = await new Promise<string>((resolve, reject) => {
+    const request = httpRequest({ socketPath: gw.path, method: 'POST', path: '/v1/messages', headers: { 'x-api-key': token } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.once('end', () => resolve(Buffer.concat(chunks).toString()));
+    });
+    request.once('error', reject);
+    request.end('{}');
+  });
+  t.match(body, /message_delta/);
+  t.equal(writes, 1, 'head, body and the chunked coding’s end in one write');
+  t.same(await Promise.all(gw.used), [{ input_tokens: 10, output_tokens: 11, cached_input_tokens: 3, requests: 1 }]);
+});
+
+t.test('a long answer is passed whole to an engine that reads slowly, and metered', async (t) => {
+  const frame = `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', delta: { text: 'x'.repeat(150) } })}\n\n`;
+  const frames = 40_000;
+  const up = await provider(t, [(_seen, response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    let left = frames;
+    const more = (): void => {
+      while (left > 0) {
+        left -= 50;
+        if (!response.write(frame.repeat(50))) return void response.once('drain', more);
+      }
+      response.end(`event: message_delta\ndata: ${JSON.stringify({ type: 'message_delta', usage: { output_tokens: 99 } })}\n\n`);
+    };
+    more();
+  }]);
+  const gw = await gateway(t, up.url);
+  const received = await new Promise<number>((resolve, reject) => {
+    const request = httpRequest({ socketPath: join(dir, `g${names}.sock`), method: 'POST', path: '/v1/messages', headers: { 'x-api-key': gw.token } }, (response) => {
+      let bytes = 0;
+      response.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        // Now and then the engine stops reading a while: the gateway must hold the provider back, not lose bytes.
+        if (bytes % 7 === 0) {
+          response.pause();
+          setImmediate(() => response.resume());
+        }
+      });
+      response.once('end', () => resolve(bytes));
+    });
+    request.once('error', reject);
+    request.end('{}');
+  });
+  const tail = `event: message_delta\ndata: ${JSON.stringify({ type: 'message_delta', usage: { output_tokens: 99 } })}\n\n`;
+  t.equal(received, frames * Buffer.byteLength(frame) + Buffer.byteLength(tail));
+  t.same(await Promise.all(gw.told.used), [{ input_tokens: 0, output_tokens: 99, cached_input_tokens: 0, requests: 1 }]);
+});
+
+t.test('a provider that dies mid-answer: the engine sees a cut, never a whole body', async (t) => {
+  const up = await provider(t, [(_seen, response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.write('event: ping\ndata: {}\n\n');
+    setImmediate(() => response.destroy());
+  }]);
+  const gw = await gateway(t, up.url);
+  const outcome = await new Promise<string>((resolve) => {
+    const request = httpRequest({ socketPath: join(dir, `g${names}.sock`), method: 'POST', path: '/v1/messages', headers: { 'x-api-key': gw.token } }, (response) => {
+      response.resume();
+      response.once('end', () => resolve('whole'));
+      response.once('error', () => resolve('cut'));
+      response.once('aborted', () => resolve('cut'));
+    });
+    request.once('error', () => resolve('cut'));
+    request.end('{}');
+  });
+  t.equal(outcome, 'cut');
+});
+
+t.test('an engine that goes away mid-answer ends the call to the provider', async (t) => {
+  let providerSide: ServerResponse | null = null;
+  const up = await provider(t, [(_seen, response) => {
+    providerSide = response;
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.write('event: ping\ndata: {}\n\n');
+  }]);
+  const gw = await gateway(t, up.url);
+  const request = httpRequest({ socketPath: join(dir, `g${names}.sock`), method: 'POST', path: '/v1/messages', headers: { 'x-api-key': gw.token } }, (response) => {
+    response.once('data', () => request.destroy());
+    response.on('error', () => undefined);
+  });
+  request.on('error', () => undefined);
+  request.end('{}');
+  while (providerSide === null) await new Promise((resolve) => setImmediate(resolve));
+  const side = providerSide as ServerResponse;
+  if (!side.destroyed) await once(side, 'close');
+  t.ok(side.destroyed, "the provider's side of the call is closed");
+});
