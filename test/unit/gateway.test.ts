@@ -218,6 +218,14 @@ t.test('the token in every place at once, and the quote of an answer that is not
   t.same(swapToken(['X-Api-Key', token, 'Accept', '*/*'], '/v1/m', hash, KEY), { headers: ['X-Api-Key', KEY, 'Accept', '*/*'], path: '/v1/m' });
   t.equal(swapToken(['Accept', '*/*'], '/v1/m?key=', hash, KEY), null);
   t.equal(swapToken(['Authorization', `Basic ${token}`], '/v1/m', hash, KEY), null, 'a bearer token only');
+  // Once matched, a token is remembered for its hash: neither another job's token nor one a character off passes for it.
+  const other = newGatewayToken();
+  const near = `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`;
+  t.equal(swapToken(['X-Api-Key', other], '/v1/m', hash, KEY), null, "another job's token");
+  t.equal(swapToken(['X-Api-Key', near], '/v1/m', hash, KEY), null, 'a token a character off');
+  t.equal(swapToken(['X-Api-Key', token], '/v1/m', tokenHash(other), KEY), null, "this token for another job's hash");
+  t.not(swapToken(['X-Api-Key', other], '/v1/m', tokenHash(other), KEY), null);
+  t.not(swapToken(['X-Api-Key', token], '/v1/m', hash, KEY), null, 'and the first still passes');
   t.equal(providerQuote(Buffer.from('\n upstream connect error\nmore'), 503, KEY), 'upstream connect error');
   t.equal(providerQuote(Buffer.from(''), 401, KEY), 'HTTP 401 with no message');
   t.equal(providerQuote(Buffer.from(JSON.stringify([{ error: { code: 429, message: 'Resource has been exhausted', status: 'RESOURCE_EXHAUSTED' } }])), 429, KEY), 'Resource has been exhausted');
