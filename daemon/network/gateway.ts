@@ -158,7 +158,7 @@ class Call {
 
   /** The provider's answer, as it comes, to the engine; what it used read on the way. */
   #pass(incoming: IncomingMessage, status: number): void {
-    const meter = new UsageMeter({ contentType: header(incoming, 'content-type'), contentEncoding: header(incoming, 'content-encoding') });
+    const meter = new UsageMeter({ contentType: header(incoming, 'content-type'), contentEncoding: header(incoming, 'content-encoding', true) });
     if (!this.#head(incoming, status)) return;
     relayAnswer(incoming, this.response, (chunk) => meter.write(chunk), () => this.hooks.used(meter.end().then((usage) => usage ?? NO_USAGE)));
   }
@@ -217,9 +217,21 @@ function readBody(message: IncomingMessage, limit = MAX_REQUEST_BYTES): Promise<
   });
 }
 
-function header(message: IncomingMessage, name: string): string | undefined {
-  const value = message.headers[name];
-  return Array.isArray(value) ? value[0] : value;
+/**
+ * A header's value as `message.headers` would give it (the first, or all joined as a list when
+ * `list`), read from the raw headers: `headers` is built on first use, which costs a short call
+ * more than the few look-ups the gateway makes.
+ */
+function header(message: IncomingMessage, name: string, list = false): string | undefined {
+  const raw = message.rawHeaders;
+  let value: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.length !== name.length || raw[i]!.toLowerCase() !== name) continue;
+    if (value === undefined) value = raw[i + 1];
+    else if (list) value = `${value}, ${raw[i + 1]}`;
+    else break;
+  }
+  return value;
 }
 
 function sendJson(response: ServerResponse, status: number, body: unknown): void {

@@ -182,7 +182,8 @@ t.test('401 and 403 reach the engine and are told as PROVIDER_AUTH_FAILED, quoti
 t.test('a compressed answer is passed as it came, and its usage still read', async (t) => {
   const body = gzipSync(JSON.stringify({ usage: { input_tokens: 5, output_tokens: 2, input_tokens_details: { cached_tokens: 1 } } }));
   const up = await provider(t, [(_seen, response) => {
-    response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    // The names as a provider may write them: the gateway finds them whatever their case.
+    response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
     response.end(body);
   }]);
   const gw = await gateway(t, up.url);
