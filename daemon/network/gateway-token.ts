@@ -51,8 +51,22 @@ export function swapToken(rawHeaders: readonly string[], path: string, hash: str
   return { headers, path: `${path.slice(0, query)}?${params.toString()}` };
 }
 
+/**
+ * The token last found to match each hash: an engine sends the same token with every call, and
+ * comparing it again costs less than hashing it again. Bounded: a daemon that ran many jobs starts
+ * the memo afresh.
+ */
+const matched = new Map<string, Buffer>();
+const MAX_MATCHED = 256;
+
 function sameToken(given: string, hash: string): boolean {
+  const known = matched.get(hash);
+  const bytes = Buffer.from(given, 'utf8');
+  if (known !== undefined && known.length === bytes.length && timingSafeEqual(known, bytes)) return true;
   const a = Buffer.from(tokenHash(given), 'hex');
   const b = Buffer.from(hash, 'hex');
-  return a.length === b.length && timingSafeEqual(a, b);
+  if (a.length !== b.length || !timingSafeEqual(a, b)) return false;
+  if (matched.size >= MAX_MATCHED) matched.clear();
+  matched.set(hash, bytes);
+  return true;
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../base/clock.js';
 import type { GatewayConfig } from '../base/config-network.js';
 import type { EngineName } from '../model/job.js';
 import { NO_USAGE, type Usage } from '../model/usage.js';
+import { relayAnswer } from './answer-relay.js';
 import { AUTH_STATUSES, RETRY_STATUSES, retryWait } from './gateway-retry.js';
 import { swapToken } from './gateway-token.js';
 import { providerQuote } from './provider-quote.js';
@@ -157,11 +158,9 @@ class Call {
 
   /** The provider's answer, as it comes, to the engine; what it used read on the way. */
   #pass(incoming: IncomingMessage, status: number): void {
-    const meter = new UsageMeter({ contentType: header(incoming, 'content-type'), contentEncoding: header(incoming, 'content-encoding') });
+    const meter = new UsageMeter({ contentType: header(incoming, 'content-type'), contentEncoding: header(incoming, 'content-encoding', true) });
     if (!this.#head(incoming, status)) return;
-    relay(incoming, this.response);
-    incoming.on('data', (chunk: Buffer) => meter.write(chunk));
-    incoming.once('end', () => this.hooks.used(meter.end().then((usage) => usage ?? NO_USAGE)));
+    relayAnswer(incoming, this.response, (chunk) => meter.write(chunk), () => this.hooks.used(meter.end().then((usage) => usage ?? NO_USAGE)));
   }
 
   /** An answer that ends the job: read whole (it is small), given to the engine as it came, and told with the provider's words. */
@@ -190,59 +189,49 @@ class Call {
   }
 }
 
-/**
- * The provider's answer to the engine as it comes, with the stream's own flow control. An answer
- * cut short destroys the engine's side: the engine sees a cut, never a short body that looks
- * whole (an engine that goes away ends the provider's side: `Call`). What `stream.pipeline` did,
- * without the abort signal and the DOMException it makes at every call's end: 40 µs of each
- * kept-alive call (P14).
- */
-function relay(incoming: IncomingMessage, response: ServerResponse): void {
-  incoming.on('error', () => response.destroy());
-  response.on('error', () => incoming.destroy());
-  incoming.once('close', () => {
-    if (!incoming.readableEnded) response.destroy();
-  });
-  // What one read of the provider's answer brings goes on in one write (its end too, when it came
-  // with it): each write wakes the engine's side once more.
-  incoming.on('data', () => {
-    if (response.writableCorked > 0) return;
-    response.cork();
-    process.nextTick(() => response.uncork());
-  });
-  incoming.pipe(response);
-}
-
 /** A message's whole body; null when it is longer than `limit`; rejected when it ends before its end came. */
 function readBody(message: IncomingMessage, limit = MAX_REQUEST_BYTES): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
+    const settle = (body: Buffer | null): void => {
+      settled = true;
+      resolve(body);
+    };
     message.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size <= limit) chunks.push(chunk);
       else {
-        settled = true;
         message.destroy();
-        resolve(null);
+        settle(null);
       }
     });
-    message.once('end', () => {
-      settled = true;
-      resolve(Buffer.concat(chunks));
-    });
+    // One piece is the body as it is: a copy would cost a call a few microseconds for nothing.
+    message.once('end', () => settle(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
     message.once('error', reject);
-    // Made only when it is so: an Error's stack costs more than the rest of a small call.
+    // An Error only when it is the answer: its stack costs more than the rest of a short call's reading.
     message.once('close', () => {
       if (!settled) reject(new Error('the message ended before its end'));
     });
   });
 }
 
-function header(message: IncomingMessage, name: string): string | undefined {
-  const value = message.headers[name];
-  return Array.isArray(value) ? value[0] : value;
+/**
+ * A header's value as `message.headers` would give it (the first, or all joined as a list when
+ * `list`), read from the raw headers: `headers` is built on first use, which costs a short call
+ * more than the few look-ups the gateway makes.
+ */
+function header(message: IncomingMessage, name: string, list = false): string | undefined {
+  const raw = message.rawHeaders;
+  let value: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.length !== name.length || raw[i]!.toLowerCase() !== name) continue;
+    if (value === undefined) value = raw[i + 1];
+    else if (list) value = `${value}, ${raw[i + 1]}`;
+    else break;
+  }
+  return value;
 }
 
 function sendJson(response: ServerResponse, status: number, body: unknown): void {
