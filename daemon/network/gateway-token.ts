@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 /**
  * A job's gateway token (docs/network.md, "The model gateway"): what its engine is given in place
@@ -53,11 +54,10 @@ export function swapToken(rawHeaders: readonly string[], path: string, hash: str
 
 /**
  * The token last found to match each hash: an engine sends the same token with every call, and
- * comparing it again costs less than hashing it again. Bounded: a daemon that ran many jobs starts
- * the memo afresh.
+ * comparing it again costs less than hashing it again. Bounded, the jobs least recently called for
+ * leaving it first (the cache jobs/get's requests are kept in).
  */
-const matched = new Map<string, Buffer>();
-const MAX_MATCHED = 256;
+const matched = new LRUCache<string, Buffer>({ max: 256 });
 
 function sameToken(given: string, hash: string): boolean {
   const known = matched.get(hash);
@@ -66,7 +66,6 @@ function sameToken(given: string, hash: string): boolean {
   const a = Buffer.from(tokenHash(given), 'hex');
   const b = Buffer.from(hash, 'hex');
   if (a.length !== b.length || !timingSafeEqual(a, b)) return false;
-  if (matched.size >= MAX_MATCHED) matched.clear();
   matched.set(hash, bytes);
   return true;
 }
