@@ -88,6 +88,8 @@ export interface LiveProtocol {
   /** Environment the live process needs, merged over the engine's own (`EngineAdapter.env`). */
   readonly env: Readonly<Record<string, string>>;
   connect(io: LiveIo, start: LiveStart): LiveSession;
+  /** Loads the protocol's code where it is loaded when first used; a session taken up after a restart is made only once it has (deferred-session.ts). */
+  load?(): Promise<void>;
 }
 
 /** The error a disposed session's calls reject with. */

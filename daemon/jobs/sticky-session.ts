@@ -123,6 +123,8 @@ export class StickySession {
    * taken up and the session goes on. Why not, when it cannot be.
    */
   static async adopt(spawner: Spawner, clock: Clock, spec: StickySpec, told: Record<OutputStream, number>): Promise<AdoptedSession | { problem: string }> {
+    // The replay feeds the engine's answers right after the requests they answer: the protocol's code must be there first.
+    await spec.protocol.load?.();
     const self = new StickySession(clock, spec);
     const entries = self.#journal.read();
     if (entries.length === 0) return { problem: 'its live session kept no journal' };

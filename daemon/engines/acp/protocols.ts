@@ -1,5 +1,14 @@
+import { LazyMaker } from '../deferred-session.js';
 import type { LiveProtocol } from '../live-session.js';
-import { AcpSession } from './session.js';
+
+/** The ACP SDK (and zod, which it validates with) is loaded by the first ACP session, not at the daemon's start. */
+const acp = new LazyMaker(async () => {
+  const { AcpSession } = await import('./session.js');
+  return (io, start) => new AcpSession(io, start);
+});
+const load = async (): Promise<void> => {
+  await acp.get();
+};
 
 /**
  * `gemini --acp`: the Agent Client Protocol on stdio. `--skip-trust` spares exit 55 in a folder
@@ -10,7 +19,8 @@ import { AcpSession } from './session.js';
 export const geminiAcp: LiveProtocol = {
   argv: ({ model, approvals }) => ['--acp', '--skip-trust', ...(model === null ? [] : [`--model=${model}`]), ...(approvals === 'auto' ? ['--yolo'] : [])],
   env: { GEMINI_CLI_NO_RELAUNCH: 'true' },
-  connect: (io, start) => new AcpSession(io, start),
+  connect: (io, start) => acp.connect(io, start),
+  load,
 };
 
 /**
@@ -21,5 +31,6 @@ export const geminiAcp: LiveProtocol = {
 export const iflowAcp: LiveProtocol = {
   argv: ({ approvals }) => ['--experimental-acp', ...(approvals === 'auto' ? ['--yolo'] : []), '--thinking'],
   env: {},
-  connect: (io, start) => new AcpSession(io, start),
+  connect: (io, start) => acp.connect(io, start),
+  load,
 };
