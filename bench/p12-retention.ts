@@ -67,7 +67,7 @@ export const p12: Benchmark = {
   async run(ctx: BenchContext): Promise<void> {
     const r = ctx.report;
     const sizes = ctx.quick
-      ? { kept: 5000, created: 50_000, every: 5000, skills: 20, creates: 40, startups: 1, warm: 10, during: 40 }
+      ? { kept: 2000, created: 20_000, every: 4000, skills: 10, creates: 40, startups: 1, warm: 10, during: 40 }
       : { kept: 50_000, created: 500_000, every: 10_000, skills: 200, creates: 300, startups: 3, warm: 30, during: 200 };
     const skillsDir = await ctx.tempDir('skills');
     const skillIds = await writeSkills(skillsDir, sizes.skills);

@@ -27,7 +27,7 @@ export const p4: Benchmark = {
   title: 'many waiting jobs: memory, idle CPU, reply latency',
   async run(ctx: BenchContext): Promise<void> {
     const r = ctx.report;
-    const sizes = ctx.quick ? { sticky: 5, resumable: 20, replies: 6, windowMs: 2000, pings: 100 } : { sticky: 200, resumable: 1000, replies: 100, windowMs: 5000, pings: 500 };
+    const sizes = ctx.quick ? { sticky: 5, resumable: 10, replies: 4, windowMs: 1000, pings: 100 } : { sticky: 200, resumable: 1000, replies: 100, windowMs: 5000, pings: 500 };
     const dir = await ctx.tempDir('daemon');
     const daemon = await BenchDaemon.start({
       dir,

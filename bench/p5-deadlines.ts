@@ -145,7 +145,7 @@ export const p5: Benchmark = {
   title: 'deadlines due together, and a sticky process death',
   async run(ctx: BenchContext): Promise<void> {
     const r = ctx.report;
-    const sizes = ctx.quick ? { deadlines: 30, deaths: 4 } : { deadlines: 500, deaths: 20 };
+    const sizes = ctx.quick ? { deadlines: 16, deaths: 2 } : { deadlines: 500, deaths: 20 };
     const dir = await ctx.tempDir('daemon');
     const directDir = await ctx.tempDir('direct');
     const launch: DaemonLaunch = {

@@ -40,7 +40,7 @@ export const p8: Benchmark = {
     if (typeof started === 'string') throw new Error(`no PostgreSQL to run against: ${started}`);
     const unregister = onCleanup(() => started.stop());
     const sizes: Sizes = ctx.quick
-      ? { jobs: 24, slots: 2, delayMs: 300, creates: 40, warm: 5 }
+      ? { jobs: 12, slots: 2, delayMs: 200, creates: 20, warm: 5 }
       : { jobs: 150, slots: 2, delayMs: 1000, creates: 300, warm: 30 };
     try {
       const one = await throughput(ctx, started, 1, sizes);
