@@ -71,15 +71,19 @@ for (const engine of ENGINE_NAMES) {
     t.equal(again.accepted, false, 'a second cancel is not accepted');
   });
 
-  t.test(`${engine}: a turn past hard_timeout_sec is stopped and fails with TIMEOUT`, async (t) => {
-    const created = await client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine, input: { scenario: 'hang_stubborn' }, hard_timeout_sec: 3 });
-    // No pid is read: on a busy machine the engine may start only as the limit passes.
-    const job = await waitForStatus(client, created.job_id);
-    t.equal(job.status, 'failed');
-    t.equal(job.error?.code, 'TIMEOUT');
-    t.same(jobProcesses(created.job_id), [], 'a process that ignores SIGTERM is killed after the grace period');
-  });
 }
+
+t.test('a turn past hard_timeout_sec is stopped and fails with TIMEOUT, on every engine', async (t) => {
+  // One job per engine at once, a slot each: the limits run out together.
+  const created = await Promise.all(ENGINE_NAMES.map((engine) => client.request<JobView>('jobs/create', { skill_id: 'echo-auto', engine, input: { scenario: 'hang_stubborn' }, hard_timeout_sec: 3 })));
+  for (const [i, engine] of ENGINE_NAMES.entries()) {
+    const jobId = (created[i] as JobView).job_id;
+    // No pid is read: on a busy machine the engine may start only as the limit passes.
+    const job = await waitForStatus(client, jobId);
+    t.match(job, { status: 'failed', error: { code: 'TIMEOUT' } }, engine);
+    t.same(jobProcesses(jobId), [], `${engine}: a process that ignores SIGTERM is killed after the grace period`);
+  }
+});
 
 // Under process-group containment, job marks are what lead to these tools (test/e2e/containment.test.ts has the cgroup side).
 t.test('process_group containment', async (t) => {
