@@ -66,6 +66,11 @@ export interface EngineView {
   interactive_profile: { kind: string; reason: string } | null;
 }
 
+/** Whether a job of the engine can run: its command starts and the daemon does not refuse its jobs. */
+export function canRun(engine: Pick<EngineView, 'available' | 'reason'>): boolean {
+  return engine.available && (engine.reason ?? null) === null;
+}
+
 /** The answer of `daemon/status`. */
 export interface StatusView {
   slots: { max: number; used: number; queued: number };

@@ -12,7 +12,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { DaemonUnreachableError, RpcCallError, type RpcClient } from '../../rpc/client.js';
 import { clientVersion } from '../version.js';
-import type { EngineView, SkillView } from '../wire.js';
+import { canRun, type EngineView, type SkillView } from '../wire.js';
 import { callSkill, type CallScope } from './call.js';
 import type { CallExtra } from './call-extra.js';
 import { DaemonLink } from './daemon-link.js';
@@ -100,7 +100,7 @@ function untilStopped(close: () => Promise<void>): Promise<number> {
 async function skillTools(client: RpcClient): Promise<Tool[]> {
   const { skills } = await client.request<{ skills: SkillView[] }>('skills/list');
   const { engines } = await client.request<{ engines: EngineView[] }>('engines/list');
-  const runnable = new Set(engines.filter((engine) => engine.available).map((engine) => engine.name));
+  const runnable = new Set(engines.filter(canRun).map((engine) => engine.name));
   const details = await Promise.all(skills.filter((s) => s.status === 'ok').map((s) => skillDetail(client, s.id)));
   const tools = new Map<string, Tool>();
   for (const skill of details) {

@@ -309,8 +309,8 @@ async function suite(): Promise<void> {
   });
 
   t.test("a skill's form offers only the engines that can run, the daemon's choice first; a place the page does not have says so", async (t) => {
-    const { engines } = await client.request<{ engines: Array<{ name: string; available: boolean }> }>('engines/list');
-    const runnable = ['codex', 'gemini', 'iflow', 'claude'].filter((name) => engines.some((one) => one.name === name && one.available));
+    const { engines } = await client.request<{ engines: Array<{ name: string; available: boolean; reason: string | null }> }>('engines/list');
+    const runnable = ['codex', 'gemini', 'iflow', 'claude'].filter((name) => engines.some((one) => one.name === name && one.available && one.reason === null));
     const tab = await opened('/skills/echo-auto');
     await tab.getByRole('heading', { name: /^Start a job of/ }).waitFor();
     t.same(await tab.getByLabel('Engine').locator('option').allTextContents(), runnable, 'the engines engines/list says can run, and no other');

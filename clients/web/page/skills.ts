@@ -66,9 +66,9 @@ export function RunPage({ skillId }: { skillId: string }) {
   const [error, setError] = useState<CallError | null>(null);
   const [sending, setSending] = useState(false);
   useEffect(() => {
-    Promise.all([call<SkillDetail>('skills/get', { skill_id: skillId }), call<{ engines: Array<{ name: string; available: boolean }> }>('engines/list')]).then(
+    Promise.all([call<SkillDetail>('skills/get', { skill_id: skillId }), call<{ engines: Array<{ name: string; available: boolean; reason?: string | null }> }>('engines/list')]).then(
       ([loaded, listed]) => {
-        const runnable = loaded.effective_engines.filter((name) => listed.engines.some((one) => one.name === name && one.available));
+        const runnable = loaded.effective_engines.filter((name) => listed.engines.some((one) => one.name === name && one.available && (one.reason ?? null) === null));
         setSkill(loaded);
         setEngines(runnable);
         setEngine(typeof loaded.default_engine === 'string' && runnable.includes(loaded.default_engine) ? loaded.default_engine : (runnable[0] ?? ''));
