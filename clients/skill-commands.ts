@@ -11,13 +11,14 @@ import type { CodedError, SkillView } from './wire.js';
 /** `skills [show <id> | validate <dir> | new <id> | test <skill>]`: skills/list, skills/get, or a skill folder checked, made or tested here, without the daemon. */
 export const skillsCommand: Command = {
   name: 'skills',
-  usage: 'skills [show <id> | validate <dir> | new <id> [--dir DIR] | test <skill> [--engine ENGINE] [--case NAME]] [-q|--quiet]',
+  usage: 'skills [show <id> | validate <dir> | new <id> [--dir DIR] | test <skill> [--engine ENGINE] [--case NAME] [--keep]] [-q|--quiet]',
   summary: "list the skills (invalid ones with their error), or show one; validate checks a skill folder with the daemon's rules, new writes a minimal one, test runs its test cases offline, all without the daemon",
   options: {
     quiet: { type: 'boolean', short: 'q', description: 'the list: print only the ids of the skills that are ok, one a line (for scripts and completion)' },
     dir: { type: 'string', value: 'DIR', description: 'new: the folder to write the skill in (default: the current one); put it in a skills folder of the daemon to use it' },
     engine: { type: 'string', value: 'ENGINE', description: "test: run every case with this engine, codex, gemini or claude (default: the case's engine, else the skill's first of codex, gemini, claude)" },
     case: { type: 'string', value: 'NAME', description: 'test: run only the case of this name' },
+    keep: { type: 'boolean', description: "test: keep the test daemon's folder (its log, each case's run folder with the engine's output and the prompt) and print where it is; the daemon is stopped all the same" },
   },
   positionals: [0, 2],
   argChoices: ['show', 'validate', 'new', 'test'],
@@ -29,6 +30,7 @@ export const skillsCommand: Command = {
     'skills new release-notes --dir ~/.local/share/skilld/skills',
     'skills test ./release-notes  # each case of tests/ through the real engine CLI and a scripted model, offline',
     'skills test summarize-text --engine claude --case short-text',
+    'skills test ./release-notes --case bad-input --keep  # then read the engine\'s output in the folder it prints',
   ],
   offline: (inv) => ['validate', 'new', 'test'].includes(inv.positionals[0] ?? ''),
   run: async (ctx, inv) => {
@@ -38,7 +40,7 @@ export const skillsCommand: Command = {
     if (verb === 'validate') return validateSkill(ctx, operand);
     if (verb === 'new') return newSkill(ctx, operand, stringOpt(inv.values, 'dir') ?? '.');
     // Loaded by the one command that uses it: the model server, the engine homes, the private daemon.
-    if (verb === 'test') return (await import('./skill-test/command.js')).testSkill(ctx, operand, stringOpt(inv.values, 'engine') ?? null, stringOpt(inv.values, 'case') ?? null);
+    if (verb === 'test') return (await import('./skill-test/command.js')).testSkill(ctx, operand, { engine: stringOpt(inv.values, 'engine') ?? null, caseName: stringOpt(inv.values, 'case') ?? null, keep: flagOpt(inv.values, 'keep') });
     if (verb !== 'show') throw new UsageError(`usage: skillctl ${skillsCommand.usage}`);
     const skill = await ctx.client.request<SkillView>('skills/get', { skill_id: operand });
     ctx.print(ctx.json ? json(skill) : skillDetails(skill));

@@ -7,7 +7,7 @@ import { json } from '../format.js';
 import { terminalText } from '../terminal-text.js';
 import { SkillTestError } from './case-plan.js';
 import { readUserSetup } from './engine-command.js';
-import { caseText, reportJson, summaryText } from './report.js';
+import { caseText, keptText, reportJson, summaryText } from './report.js';
 import { runSkillTests } from './run-tests.js';
 
 /** Exit codes after a signal: 128 + its number, as shells report them. */
@@ -18,7 +18,7 @@ const SIGNAL_EXIT = { SIGINT: EXIT.interrupted, SIGTERM: 143 } as const;
  * engine CLI against the scripted model, on a private daemon of its own; 0 when every case
  * passes, 1 when one fails (each printed with what differed), 2 for a usage error.
  */
-export async function testSkill(ctx: Context, operand: string, engine: string | null, caseName: string | null): Promise<number> {
+export async function testSkill(ctx: Context, operand: string, options: { engine: string | null; caseName: string | null; keep: boolean }): Promise<number> {
   const setup = await readUserSetup();
   if (setup.problem !== null) ctx.warn(`skillctl: warning: the configuration cannot be read (${terminalText(setup.problem)}): the engines and skills folders are the defaults`);
   const skillDir = skillFolder(operand, setup.skillsDirs);
@@ -32,14 +32,14 @@ export async function testSkill(ctx: Context, operand: string, engine: string | 
   try {
     const report = await runSkillTests({
       skillDir,
-      engine,
-      caseName,
+      ...options,
       setup,
       onCase: (result) => (ctx.json ? undefined : ctx.print(caseText(result))),
       onCleanup: (fn) => (stop = fn),
     });
-    if (ctx.json) ctx.print(json(reportJson(report.skillId, report.results)));
+    if (ctx.json) ctx.print(json(reportJson(report.skillId, report.results, report.kept)));
     else ctx.print(summaryText(report.skillId, report.results));
+    if (report.kept !== null && !ctx.json) ctx.print(keptText(report.kept));
     return report.results.some((r) => r.differences.length > 0) ? EXIT.failed : EXIT.ok;
   } catch (error) {
     if (error instanceof SkillTestError && error.usage) throw new UsageError(error.message);

@@ -15,8 +15,18 @@ export function summaryText(skillId: string, results: readonly CaseResult[]): st
   return `${terminalText(skillId)}: ${results.length - failed} passed, ${failed} failed`;
 }
 
-/** The report as `--json` prints it. */
-export function reportJson(skillId: string, results: readonly CaseResult[]): Record<string, unknown> {
+/** Where `--keep` left the test daemon's folder, and what is in it. */
+export function keptText(dir: string): string {
+  return [
+    `kept ${terminalText(dir)}:`,
+    '  skilld.log             the test daemon\'s log',
+    '  state/runs/<job id>/   each case\'s run folder: the prompt, the workspace, attempts/<n>/stdout.log and stderr.log',
+    `remove it with: rm -rf ${terminalText(dir)}`,
+  ].join('\n');
+}
+
+/** The report as `--json` prints it; `kept`: the folder `--keep` left, else null. */
+export function reportJson(skillId: string, results: readonly CaseResult[], kept: string | null): Record<string, unknown> {
   const cases = results.map((r) => ({
     name: r.planned.testCase.name,
     file: r.planned.testCase.file,
@@ -28,5 +38,5 @@ export function reportJson(skillId: string, results: readonly CaseResult[]): Rec
     error: r.outcome.error,
     differences: r.differences,
   }));
-  return { skill_id: skillId, passed: cases.filter((c) => c.passed).length, failed: cases.filter((c) => !c.passed).length, cases };
+  return { skill_id: skillId, passed: cases.filter((c) => c.passed).length, failed: cases.filter((c) => !c.passed).length, cases, kept };
 }

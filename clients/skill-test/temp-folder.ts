@@ -19,6 +19,12 @@ function tempBase(prefix: string): string {
 
 /** Stops any process still working in the folder (none, after a clean daemon stop), then removes it. */
 export async function removeFolder(dir: string): Promise<void> {
+  stopProcessesIn(dir);
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+}
+
+/** SIGKILLs any process still working in the folder: what a daemon that did not stop cleanly left. */
+export function stopProcessesIn(dir: string): void {
   for (const pid of processesIn(dir)) {
     try {
       process.kill(pid, 'SIGKILL');
@@ -26,7 +32,6 @@ export async function removeFolder(dir: string): Promise<void> {
       // already gone
     }
   }
-  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
 }
 
 /** The live processes, other than this one, whose working directory is `dir` or below it. */

@@ -1,10 +1,11 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { realEngineBins } from '../../clients/skill-test/engine-homes.js';
+import { processesIn } from '../../clients/skill-test/temp-folder.js';
 import { ROOT, SKILLCTL_BIN } from '../helpers/daemon.js';
 
 /**
@@ -60,9 +61,21 @@ t.test('a case whose output differs fails, exit 1, showing each difference; --ca
   t.match(failed.stdout, 'ok    answers unattended  (codex, auto, job-');
   t.match(failed.stdout, /FAIL {2}expects another result {2}\(codex, auto, job-[^)]+\)\n {6}output\.result:\n {8}- expected "Goodbye\."\n {8}\+ got {6}"Hello, world: a greeting, in two words\."\n {6}artifacts:\n {8}- expected report\.md\n {8}\+ got {6}\(none\)\n/);
   t.match(failed.stdout, /greeter: 1 passed, 1 failed\n$/);
-  const one = await skillctl('skills', 'test', folder, '--case', 'expects another result', '--json');
+  const one = await skillctl('skills', 'test', folder, '--case', 'expects another result', '--json', '--keep');
   t.equal(one.code, 1);
-  t.match(JSON.parse(one.stdout), { skill_id: 'greeter', passed: 0, failed: 1, cases: [{ name: 'expects another result', file: 'tests/wrong.json', engine: 'codex', mode: 'auto', passed: false, status: 'succeeded', differences: [{ path: 'output.result' }, { path: 'artifacts' }] }] });
+  const report = JSON.parse(one.stdout) as { kept: string; cases: Array<{ job_id: string }> };
+  t.match(report, { skill_id: 'greeter', passed: 0, failed: 1, cases: [{ name: 'expects another result', file: 'tests/wrong.json', engine: 'codex', mode: 'auto', passed: false, status: 'succeeded', differences: [{ path: 'output.result' }, { path: 'artifacts' }] }] });
+  // --keep: the folder stays, with the daemon's log and the case's run folder; nothing runs in it.
+  t.equal(dirname(report.kept), await realpath(temp));
+  t.match(await readFile(join(report.kept, 'skilld.log'), 'utf8'), 'skilld ready');
+  t.match(await readFile(join(report.kept, 'state', 'runs', report.cases[0]?.job_id as string, 'attempts', '1', 'stdout.log'), 'utf8'), 'Hello, world');
+  t.same(processesIn(report.kept), [], 'the test daemon and its engines are stopped');
+  const kept = await skillctl('skills', 'test', folder, '--case', 'answers unattended', '--keep');
+  t.equal(kept.code, 0);
+  const keptDir = /^kept (\S+):$/m.exec(kept.stdout)?.[1] as string;
+  t.match(kept.stdout, `state/runs/<job id>/`);
+  t.match(kept.stdout, `remove it with: rm -rf ${keptDir}`);
+  for (const dir of [report.kept, keptDir]) await rm(dir, { recursive: true });
   const none = await skillctl('skills', 'test', folder, '--case', 'nothing like it');
   t.equal(none.code, 2);
   t.match(none.stderr, 'no case is named "nothing like it"; the cases: "answers unattended", "expects another result"');
