@@ -7,7 +7,9 @@
 // a temp folder, a scripted model server, a home for the engine, the job in its sandbox, the
 // check of the output, everything removed. The baseline: that Codex CLI started by hand for one
 // turn (`codex exec`, as the daemon starts it) against a scripted model answering at once, from
-// its start to its exit. The two alternate, so that drift of the machine affects both alike.
+// its start to its exit, in a home kept from turn to turn; and, for comparison, in a home made for
+// that turn alone, as skills test makes one. They alternate, so that drift of the machine affects
+// all alike.
 import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -58,11 +60,13 @@ export const p16: Benchmark = {
     const server = await startModelServer({ script: () => ({ text: 'Done.' }), onUnknown: () => undefined });
     try {
       const home = await makeCodexHome(server.url, { dir: join(dir, 'codex-home') });
-      const runs = { test: [] as number[], engine: [] as number[] };
-      const engineTurn = async (round: number): Promise<number> => {
-        const work = join(dir, `turn-${round}`);
+      const runs = { test: [] as number[], engine: [] as number[], freshHome: [] as number[] };
+      const engineTurn = async (round: number, fresh = false): Promise<number> => {
+        const work = join(dir, `turn-${round}${fresh ? '-fresh' : ''}`);
         await mkdir(work);
-        return timed([process.execPath, codex, 'exec', '--skip-git-repo-check', '--json', '--yolo', '--', '-'], { cwd: work, env: { ...env, ...home.env }, input: 'Say that you are done.' });
+        // A home made for this turn alone, as skills test makes one for each run: nothing of an earlier start to find.
+        const used = fresh ? await makeCodexHome(server.url, { dir: join(dir, `codex-home-${round}`) }) : home;
+        return timed([process.execPath, codex, 'exec', '--skip-git-repo-check', '--json', '--yolo', '--', '-'], { cwd: work, env: { ...env, ...used.env }, input: 'Say that you are done.' });
       };
       const skillsTest = (): Promise<number> => timed([process.execPath, SKILLCTL, 'skills', 'test', skill, '--engine', 'codex'], { cwd: dir, env });
       // One of each first, not counted: the page cache and the CLI's first start.
@@ -71,9 +75,11 @@ export const p16: Benchmark = {
       for (let round = 1; round <= rounds; round += 1) {
         if (round % 2 === 0) runs.test.push(await skillsTest());
         runs.engine.push(await engineTurn(round));
+        runs.freshHome.push(await engineTurn(round, true));
         if (round % 2 === 1) runs.test.push(await skillsTest());
       }
-      r.info(`skills test, ms per run: ${runs.test.map(fmt).join(', ')}; codex exec for one turn: ${runs.engine.map(fmt).join(', ')}`);
+      r.info(`skills test, ms per run: ${runs.test.map(fmt).join(', ')}; codex exec for one turn: ${runs.engine.map(fmt).join(', ')}; the same in a fresh home: ${runs.freshHome.map(fmt).join(', ')}`);
+      r.info(`skills test against codex exec in a fresh home: ${fmt(median(runs.test) / median(runs.freshHome))}×`);
       r.check({
         metric: `skillctl skills test, a skill of one case on Codex, start to exit (median of ${rounds})`,
         value: median(runs.test),
