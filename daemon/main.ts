@@ -64,6 +64,11 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   // The state folder's lock first: a second daemon on the folder stops here, before it changes
   // anything (cgroups included), reads the state or binds its socket.
   const stateLock = await lockStateFolder(config, logger);
+  // The sandbox's probe runs bubblewrap and waits for it: that runs while the rest starts (it creates
+  // nothing of the daemon's). Awaited below, where its errors stop the start; a start stopped before then has no use for it.
+  const daemonEnv = definedEnv(process.env);
+  const sandboxOpened = openSandbox(config, daemonEnv, runShort, logger);
+  sandboxOpened.catch(() => undefined);
   // Next, before anything else is created, so that a "cgroup" setting that cannot be met stops start-up.
   const { containment, fallback } = await chooseContainment(config.process_containment, clock, config.kill_grace_ms);
   if (fallback !== null) logger.info({ problem: fallback }, 'cgroup v2 is not usable: engine processes are held by process group');
@@ -85,8 +90,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const skills = new SkillRegistry(config.skills_dirs, config.default_engine);
   await skills.loadAll();
   const pool = new SlotPool(config.max_concurrent);
-  const daemonEnv = definedEnv(process.env);
-  const sandbox = await openSandbox(config, daemonEnv, runShort, logger);
+  const sandbox = await sandboxOpened;
   const engines = new EngineCatalog(config.engines, engineBaseEnv(daemonEnv, config.sandbox.pass_env));
   const probe = new ProfileProbe(config.engines, (name) => engines.envFor(name), runShort);
   const queries = new JobQueries(store, docs, runsDir);
