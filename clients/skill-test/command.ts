@@ -24,7 +24,7 @@ export async function testSkill(ctx: Context, operand: string, options: { engine
   const skillDir = skillFolder(operand, setup.skillsDirs);
   let stop: () => Promise<void> = async () => undefined;
   const onSignal = (signal: keyof typeof SIGNAL_EXIT): void => {
-    ctx.warn(`skillctl: ${signal}: stopping the test daemon and removing its folder`);
+    ctx.warn(`skillctl: ${signal}: stopping the test daemon${options.keep ? '' : ' and removing its folder'}`);
     void stop().then(() => process.exit(SIGNAL_EXIT[signal]));
   };
   const handlers = (['SIGINT', 'SIGTERM'] as const).map((signal) => [signal, () => onSignal(signal)] as const);
