@@ -313,6 +313,8 @@ async function suite(): Promise<void> {
     const runnable = ['codex', 'gemini', 'iflow', 'claude'].filter((name) => engines.some((one) => one.name === name && one.available && one.reason === null));
     const tab = await opened('/skills/echo-auto');
     await tab.getByRole('heading', { name: /^Start a job of/ }).waitFor();
+    // The heading may come before the daemon's answer about the engines: their options are awaited.
+    await tab.getByLabel('Engine').locator('option').first().waitFor({ state: 'attached' });
     t.same(await tab.getByLabel('Engine').locator('option').allTextContents(), runnable, 'the engines engines/list says can run, and no other');
     t.equal(await tab.getByLabel('Engine').inputValue(), 'codex', "the skill's default_engine");
     await tab.evaluate("location.hash = '#/no/such/place'");
