@@ -6,7 +6,7 @@ export type SessionMaker = (io: LiveIo, start: LiveStart) => LiveSession;
 /**
  * A protocol's code loaded once, when a live session first needs it (the ACP SDK and its schema
  * library take a tenth of the daemon's start, and most daemons never open an ACP session): `get`
- * loads it, `now` is the maker once it is loaded.
+ * loads it (once: a load that failed stays failed), `connect` makes a session with it.
  */
 export class LazyMaker {
   readonly #load: () => Promise<SessionMaker>;
