@@ -9,7 +9,7 @@ import { durationText } from './time-text.js';
 import { statusText } from './status-text.js';
 import { clientVersion } from './version.js';
 import { terminalText } from './terminal-text.js';
-import type { EngineView, HostView, StatusView } from './wire.js';
+import { canRun, type EngineView, type HostView, type StatusView } from './wire.js';
 
 /** `status`: daemon/status. */
 export const statusCommand: Command = {
@@ -101,9 +101,7 @@ export const enginesCommand: Command = {
   examples: ['engines', 'engines --json'],
   run: async (ctx) => {
     const answer = await ctx.client.request<{ engines: EngineView[] }>('engines/list');
-    // A daemon before `reason` says only whether the command starts.
-    const runs = (e: EngineView): boolean => (e.reason === undefined ? e.available : e.reason === null);
-    const rows = answer.engines.map((e) => [e.name, runs(e) ? 'yes' : 'no', cell(e.version), e.interactive_profile?.kind ?? '-', e.command.join(' '), cell(e.reason ?? null)]);
+    const rows = answer.engines.map((e) => [e.name, canRun(e) ? 'yes' : 'no', cell(e.version), e.interactive_profile?.kind ?? '-', e.command.join(' '), cell(e.reason ?? null)]);
     return listed(ctx, answer, ['NAME', 'AVAILABLE', 'VERSION', 'PROFILE', 'COMMAND', 'WHY NOT'], rows);
   },
 };

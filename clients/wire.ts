@@ -66,7 +66,7 @@ export interface EngineView {
   interactive_profile: { kind: string; reason: string } | null;
 }
 
-/** Whether a job of the engine can run: its command starts and the daemon does not refuse its jobs. */
+/** Whether a job of the engine can run: its command starts and the daemon does not refuse its jobs (a daemon before `reason` says only the first). */
 export function canRun(engine: Pick<EngineView, 'available' | 'reason'>): boolean {
   return engine.available && (engine.reason ?? null) === null;
 }

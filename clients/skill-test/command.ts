@@ -38,8 +38,7 @@ export async function testSkill(ctx: Context, operand: string, options: { engine
       onCleanup: (fn) => (stop = fn),
     });
     if (ctx.json) ctx.print(json(reportJson(report.skillId, report.results, report.kept)));
-    else ctx.print(summaryText(report.skillId, report.results));
-    if (report.kept !== null && !ctx.json) ctx.print(keptText(report.kept));
+    else ctx.print([summaryText(report.skillId, report.results), ...(report.kept === null ? [] : [keptText(report.kept)])].join('\n'));
     return report.results.some((r) => r.differences.length > 0) ? EXIT.failed : EXIT.ok;
   } catch (error) {
     if (error instanceof SkillTestError && error.usage) throw new UsageError(error.message);
