@@ -5,20 +5,22 @@ import { flagOpt, stringOpt, UsageError } from './args.js';
 import type { Command, Context } from './command.js';
 import { EXIT } from './exit-codes.js';
 import { cell, errorText, json, keyValues, table } from './format.js';
+import { socketPath } from './socket-path.js';
 import { terminalText } from './terminal-text.js';
 import type { CodedError, SkillView } from './wire.js';
 
 /** `skills [show <id> | validate <dir> | new <id> | test <skill>]`: skills/list, skills/get, or a skill folder checked, made or tested here, without the daemon. */
 export const skillsCommand: Command = {
   name: 'skills',
-  usage: 'skills [show <id> | validate <dir> | new <id> [--dir DIR] | test <skill> [--engine ENGINE] [--case NAME] [--keep]] [-q|--quiet]',
-  summary: "list the skills (invalid ones with their error), or show one; validate checks a skill folder with the daemon's rules, new writes a minimal one, test runs its test cases offline, all without the daemon",
+  usage: 'skills [show <id> | validate <dir> | new <id> [--dir DIR] | test <skill> [--engine ENGINE] [--case NAME] [--keep] [--private]] [-q|--quiet]',
+  summary: "list the skills (invalid ones with their error), or show one; validate checks a skill folder with the daemon's rules, new writes a minimal one (both without the daemon), test runs its test cases offline, on your daemon when it serves the skill, else on a private one",
   options: {
     quiet: { type: 'boolean', short: 'q', description: 'the list: print only the ids of the skills that are ok, one a line (for scripts and completion)' },
     dir: { type: 'string', value: 'DIR', description: 'new: the folder to write the skill in (default: the current one); put it in a skills folder of the daemon to use it' },
     engine: { type: 'string', value: 'ENGINE', description: "test: run every case with this engine, codex, gemini or claude (default: the case's engine, else the skill's first of codex, gemini, claude)" },
     case: { type: 'string', value: 'NAME', description: 'test: run only the case of this name' },
-    keep: { type: 'boolean', description: "test: keep the test daemon's folder (its log, each case's run folder with the engine's output and the prompt) and print where it is; the daemon is stopped all the same" },
+    keep: { type: 'boolean', description: "test: keep what the run made: the jobs on your daemon, or the private daemon's folder (its log, each case's run folder with the engine's output and the prompt), printed; a private daemon is stopped all the same" },
+    private: { type: 'boolean', description: 'test: run the cases on a private daemon in a temp folder even when your daemon serves the skill' },
   },
   positionals: [0, 2],
   argChoices: ['show', 'validate', 'new', 'test'],
@@ -40,7 +42,10 @@ export const skillsCommand: Command = {
     if (verb === 'validate') return validateSkill(ctx, operand);
     if (verb === 'new') return newSkill(ctx, operand, stringOpt(inv.values, 'dir') ?? '.');
     // Loaded by the one command that uses it: the model server, the engine homes, the private daemon.
-    if (verb === 'test') return (await import('./skill-test/command.js')).testSkill(ctx, operand, { engine: stringOpt(inv.values, 'engine') ?? null, caseName: stringOpt(inv.values, 'case') ?? null, keep: flagOpt(inv.values, 'keep') });
+    if (verb === 'test') {
+      const socket = flagOpt(inv.values, 'private') ? null : socketPath(stringOpt(inv.values, 'socket'));
+      return (await import('./skill-test/command.js')).testSkill(ctx, operand, { engine: stringOpt(inv.values, 'engine') ?? null, caseName: stringOpt(inv.values, 'case') ?? null, keep: flagOpt(inv.values, 'keep'), socket });
+    }
     if (verb !== 'show') throw new UsageError(`usage: skillctl ${skillsCommand.usage}`);
     const skill = await ctx.client.request<SkillView>('skills/get', { skill_id: operand });
     ctx.print(ctx.json ? json(skill) : skillDetails(skill));

@@ -112,7 +112,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
   const supervisor = new Supervisor({
     store, docs, events: tellingMoves(events, (jobId, to) => notifier.moved(jobId, to)), pool, clock, logger, skills, config, queries,
     spawner: createSpawner(clock, containment, limitSupport),
-    engineEnv: (name, live) => engines.envFor(name, live),
+    engineEnv: (name, live, own) => engines.envFor(name, live, own),
     profileFor: (name) => probe.profileFor(name),
     sharedQueue: membership?.member ?? null,
     sandbox,

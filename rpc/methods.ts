@@ -13,13 +13,16 @@ const byJob = { type: 'object', additionalProperties: false, required: ['job_id'
  */
 const MODEL_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$';
 
+/** A `share_with` or `access.admins` entry: `user:<name>` or `group:<name>`, a name as the system's tools allow it. */
+export const SHARE_ENTRY_PATTERN = '^(user|group):([A-Za-z0-9._][A-Za-z0-9._-]{0,63}\\$?)$';
+
+/** A scripted model's address: plain HTTP on 127.0.0.1, a port, nothing after it. */
+export const SCRIPTED_MODEL_PATTERN = '^http://127\\.0\\.0\\.1:[0-9]{1,5}/?$';
+
 /**
  * The longest wait or turn a job may have, in seconds: a year (365 days). A person may answer
  * days later; the bound keeps every deadline a date the daemon can store and arm.
  */
-/** A `share_with` or `access.admins` entry: `user:<name>` or `group:<name>`, a name as the system's tools allow it. */
-export const SHARE_ENTRY_PATTERN = '^(user|group):([A-Za-z0-9._][A-Za-z0-9._-]{0,63}\\$?)$';
-
 export const MAX_TIMEOUT_SEC = 365 * 24 * 60 * 60;
 
 export { PROTOCOL_VERSION } from './protocol-version.js';
@@ -51,6 +54,8 @@ export const METHOD_PARAMS = {
       approvals: { enum: ['auto', 'ask'] },
       // Each must name a user or group of the host (docs/access.md).
       share_with: { type: 'array', maxItems: 64, uniqueItems: true, items: { type: 'string', pattern: SHARE_ENTRY_PATTERN } },
+      // A test job's scripted model on this host's loopback (docs/skills.md); its port is checked by the daemon.
+      scripted_model: { type: 'string', pattern: SCRIPTED_MODEL_PATTERN },
     },
   },
   'jobs/get': byJob,

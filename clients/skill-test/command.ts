@@ -1,5 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { RpcClient } from '../../rpc/client.js';
 import { UsageError } from '../args.js';
 import type { Context } from '../command.js';
 import { EXIT } from '../exit-codes.js';
@@ -7,7 +8,7 @@ import { json } from '../format.js';
 import { terminalText } from '../terminal-text.js';
 import { SkillTestError } from './case-plan.js';
 import { readUserSetup } from './engine-command.js';
-import { caseText, keptText, reportJson, summaryText } from './report.js';
+import { caseText, keptLines, reportJson, summaryText } from './report.js';
 import { runSkillTests } from './run-tests.js';
 
 /** Exit codes after a signal: 128 + its number, as shells report them. */
@@ -15,16 +16,17 @@ const SIGNAL_EXIT = { SIGINT: EXIT.interrupted, SIGTERM: 143 } as const;
 
 /**
  * `skills test <skill> [--engine E] [--case NAME]`: runs the skill's test cases through the real
- * engine CLI against the scripted model, on a private daemon of its own; 0 when every case
- * passes, 1 when one fails (each printed with what differed), 2 for a usage error.
+ * engine CLI against the scripted model, on the user's daemon when it serves the skill (`socket`),
+ * else on a private daemon of its own; 0 when every case passes, 1 when one fails (each printed
+ * with what differed), 2 for a usage error.
  */
-export async function testSkill(ctx: Context, operand: string, options: { engine: string | null; caseName: string | null; keep: boolean }): Promise<number> {
+export async function testSkill(ctx: Context, operand: string, options: { engine: string | null; caseName: string | null; keep: boolean; socket: string | null }): Promise<number> {
   const setup = await readUserSetup();
   if (setup.problem !== null) ctx.warn(`skillctl: warning: the configuration cannot be read (${terminalText(setup.problem)}): the engines and skills folders are the defaults`);
-  const skillDir = skillFolder(operand, setup.skillsDirs);
+  const skillDir = await skillFolder(operand, setup.skillsDirs, options.socket);
   let stop: () => Promise<void> = async () => undefined;
   const onSignal = (signal: keyof typeof SIGNAL_EXIT): void => {
-    ctx.warn(`skillctl: ${signal}: stopping the test daemon${options.keep ? '' : ' and removing its folder'}`);
+    ctx.warn(`skillctl: ${signal}: stopping the test${options.keep ? '' : ' and removing what it made'}`);
     void stop().then(() => process.exit(SIGNAL_EXIT[signal]));
   };
   const handlers = (['SIGINT', 'SIGTERM'] as const).map((signal) => [signal, () => onSignal(signal)] as const);
@@ -35,10 +37,11 @@ export async function testSkill(ctx: Context, operand: string, options: { engine
       ...options,
       setup,
       onCase: (result) => (ctx.json ? undefined : ctx.print(caseText(result))),
+      onNote: (text) => ctx.warn(`skillctl: ${terminalText(text)}`),
       onCleanup: (fn) => (stop = fn),
     });
-    if (ctx.json) ctx.print(json(reportJson(report.skillId, report.results, report.kept)));
-    else ctx.print([summaryText(report.skillId, report.results), ...(report.kept === null ? [] : [keptText(report.kept)])].join('\n'));
+    if (ctx.json) ctx.print(json(reportJson(report)));
+    else ctx.print([summaryText(report.skillId, report.results), ...keptLines(report, options.keep)].join('\n'));
     return report.results.some((r) => r.differences.length > 0) ? EXIT.failed : EXIT.ok;
   } catch (error) {
     if (error instanceof SkillTestError && error.usage) throw new UsageError(error.message);
@@ -48,11 +51,27 @@ export async function testSkill(ctx: Context, operand: string, options: { engine
   }
 }
 
-/** The skill's folder: the operand when it is a folder, else the skill of that id in the daemon's skills folders. */
-function skillFolder(operand: string, skillsDirs: readonly string[]): string {
+/**
+ * The skill's folder: the operand when it is a folder, else the folder of the skill of that id:
+ * the running daemon's (at `socket`), else the one in the skills folders of the configuration.
+ */
+async function skillFolder(operand: string, skillsDirs: readonly string[], socket: string | null): Promise<string> {
   const given = resolve(operand);
   if (existsSync(given) && statSync(given).isDirectory()) return given;
+  const served = socket === null ? null : await servedFolder(socket, operand);
+  if (served !== null) return served;
   const found = skillsDirs.map((dir) => join(dir, operand)).find((dir) => existsSync(join(dir, 'assets', 'runner.json')));
   if (found === undefined) throw new UsageError(`${JSON.stringify(operand)} is neither a skill folder nor the id of a skill in ${skillsDirs.join(', ')}`);
   return found;
+}
+
+/** The folder of the daemon's skill `id`; null without a daemon or such a skill. */
+async function servedFolder(socket: string, id: string): Promise<string | null> {
+  const client = await RpcClient.connect(socket).catch(() => null);
+  if (client === null) return null;
+  try {
+    return (await client.request<{ path: string }>('skills/get', { skill_id: id }).catch(() => null))?.path ?? null;
+  } finally {
+    client.close();
+  }
 }

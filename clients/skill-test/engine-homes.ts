@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CLAUDE_MODEL, CODEX_MODEL, codexConfigToml, GEMINI_MODEL, geminiSettings, scriptedEnv } from '../../daemon/engines/scripted-homes.js';
 
 /**
  * Per-test homes for the real Codex, Gemini and Claude Code CLIs, pointed at a scripted model
@@ -52,14 +53,7 @@ export interface GeminiHomeOptions extends EngineHomeOptions {
   mcpServers?: Record<string, unknown>;
 }
 
-/** The model Codex asks for. */
-export const CODEX_MODEL = 'fake-model';
-/** The env var named by the fake provider's `env_key`. */
-export const CODEX_KEY_VAR = 'FAKE_MODEL_API_KEY';
-/** The model Gemini asks for (a real model name: Gemini adapts its request to the model family). */
-export const GEMINI_MODEL = 'gemini-2.5-flash';
-/** The model Claude Code asks for. */
-export const CLAUDE_MODEL = 'claude-sonnet-4-5';
+export { CLAUDE_MODEL, CODEX_KEY_VAR, CODEX_MODEL, codexConfigToml, GEMINI_MODEL, geminiSettings } from '../../daemon/engines/scripted-homes.js';
 
 /**
  * The `codex`, `gemini` and `claude` entry points under a `node_modules` folder, or null where
@@ -81,51 +75,14 @@ function binIfPresent(nodeModules: string, name: string): string | null {
   return existsSync(path) ? path : null;
 }
 
-/** The `config.toml` of a Codex home that talks to `serverUrl` (`http://127.0.0.1:<port>`). */
-export function codexConfigToml(serverUrl: string, model: string = CODEX_MODEL): string {
-  return [
-    `model = ${JSON.stringify(model)}`,
-    'model_provider = "fake"',
-    '',
-    '[model_providers.fake]',
-    'name = "fake"',
-    `base_url = ${JSON.stringify(`${serverUrl}/v1`)}`,
-    `env_key = ${JSON.stringify(CODEX_KEY_VAR)}`,
-    'wire_api = "responses"',
-    'request_max_retries = 0',
-    'stream_max_retries = 0',
-    '',
-    '[features]',
-    'plugins = false',
-    'unbounded_connection_retries = false',
-    '',
-    '[analytics]',
-    'enabled = false',
-    '',
-  ].join('\n');
-}
-
 /** A fresh CODEX_HOME whose config points Codex at the model server. */
 export async function makeCodexHome(serverUrl: string, options: EngineHomeOptions = {}): Promise<EngineHome> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'codex-home-')));
   const model = options.model ?? CODEX_MODEL;
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'config.toml'), codexConfigToml(serverUrl, model));
-  // HOME too: the login shell (`bash -lc`) Codex runs its tools in then reads no profile of this
-  // machine's user, which can take seconds or hang (a stale `pyenv rehash` lock does).
-  const env = { HOME: dir, CODEX_HOME: dir, [CODEX_KEY_VAR]: 'fake-key', NO_COLOR: '1' };
+  const env = scriptedEnv('codex', serverUrl, dir, model);
   return { dir, env, model, args: ['-m', model], cleanup: () => rm(dir, { recursive: true, force: true }) };
-}
-
-/** The `settings.json` of a Gemini home: API-key auth, no telemetry or statistics, one attempt. */
-export function geminiSettings(model: string = GEMINI_MODEL): Record<string, unknown> {
-  return {
-    security: { auth: { selectedType: 'gemini-api-key' } },
-    privacy: { usageStatisticsEnabled: false },
-    telemetry: { enabled: false },
-    general: { maxAttempts: 1, enableAutoUpdate: false, enableAutoUpdateNotification: false },
-    model: { name: model },
-  };
 }
 
 /** A fresh GEMINI_CLI_HOME whose settings point Gemini at the model server. */
@@ -135,15 +92,7 @@ export async function makeGeminiHome(serverUrl: string, options: GeminiHomeOptio
   await mkdir(join(dir, '.gemini'), { recursive: true });
   const settings = { ...geminiSettings(model), ...(options.mcpServers === undefined ? {} : { mcpServers: options.mcpServers }) };
   await writeFile(join(dir, '.gemini', 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`);
-  const env: Record<string, string> = {
-    // See makeCodexHome: tools run in shells that read no profile of this machine's user.
-    HOME: dir,
-    GEMINI_CLI_HOME: dir,
-    GEMINI_API_KEY: 'fake-key',
-    GOOGLE_GEMINI_BASE_URL: serverUrl,
-    GEMINI_CLI_NO_RELAUNCH: 'true',
-    NO_COLOR: '1',
-  };
+  const env = scriptedEnv('gemini', serverUrl, dir, model);
   if (options.trustWorkspace ?? true) env['GEMINI_CLI_TRUST_WORKSPACE'] = 'true';
   return { dir, env, model, args: ['-m', model, '--skip-trust'], cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
@@ -157,18 +106,6 @@ export async function makeClaudeHome(serverUrl: string, options: EngineHomeOptio
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'claude-home-')));
   const model = options.model ?? CLAUDE_MODEL;
   await mkdir(dir, { recursive: true });
-  const env: Record<string, string> = {
-    // See makeCodexHome: tools run in shells that read no profile of this machine's user.
-    HOME: dir,
-    CLAUDE_CONFIG_DIR: dir,
-    ANTHROPIC_BASE_URL: serverUrl,
-    ANTHROPIC_API_KEY: 'dummy',
-    ANTHROPIC_MODEL: model,
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-    NO_COLOR: '1',
-  };
-  if (process.getuid?.() === 0) env['IS_SANDBOX'] = '1';
+  const env = scriptedEnv('claude', serverUrl, dir, model);
   return { dir, env, model, args: [`--model=${model}`], cleanup: () => rm(dir, { recursive: true, force: true }) };
 }

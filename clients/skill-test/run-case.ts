@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { RpcCallError, type RpcClient } from '../../rpc/client.js';
 import { differences, type CaseOutcome, type Difference } from './case-check.js';
 import type { CaseModel } from './case-model.js';
@@ -21,19 +20,24 @@ interface JobResult {
   error: { code: string; message: string } | null;
 }
 
+/** The daemon will not make test jobs (`scripted_model`) at all: its message says why. */
+export class ScriptedModelRefused extends Error {}
+
 /**
  * Runs one case as a job of the daemon: creates it, answers each question with the case's next
  * reply until it ends or waits with no reply left, then compares. `model` must be the one the
- * scripted server answers with while this runs; `runsDir` is the daemon's `runs/` folder.
+ * scripted server answers with while this runs; `scriptedModel` its address, for a daemon whose
+ * engines are not already pointed at it (a daemon of the user's: the job is a test job).
  */
-export async function runCase(client: RpcClient, skillId: string, planned: PlannedCase, model: CaseModel, runsDir: string): Promise<CaseResult> {
+export async function runCase(client: RpcClient, skillId: string, planned: PlannedCase, model: CaseModel, scriptedModel: string | null): Promise<CaseResult> {
   const { testCase, engine, mode } = planned;
   let jobId: string;
   try {
-    const params = { skill_id: skillId, engine, execution_mode: mode, input: testCase.input, parameter: testCase.parameters };
+    const params = { skill_id: skillId, engine, execution_mode: mode, input: testCase.input, parameter: testCase.parameters, ...(scriptedModel === null ? {} : { scripted_model: scriptedModel }) };
     jobId = (await client.request<{ job_id: string }>('jobs/create', params)).job_id;
   } catch (error) {
     if (!(error instanceof RpcCallError)) throw error;
+    if (isScriptedModelRefusal(error)) throw new ScriptedModelRefused(`takes no test jobs (${error.message})`);
     const outcome = { status: 'failed', output: null, error: { code: error.dataCode, message: error.message }, artifacts: [] };
     return { planned, jobId: null, outcome, differences: differences(testCase.expect, outcome) };
   }
@@ -48,8 +52,9 @@ export async function runCase(client: RpcClient, skillId: string, planned: Plann
   }
   const result = await client.request<JobResult>('jobs/result', { job_id: jobId });
   if (result.status === 'waiting_user') await client.request('jobs/cancel', { job_id: jobId }).catch(() => undefined);
-  const artifactsDir = join(runsDir, jobId, 'workspace', 'artifacts');
-  const artifacts = result.artifacts.map((path) => (path.startsWith(`${artifactsDir}/`) ? path.slice(artifactsDir.length + 1) : path)).sort();
+  // Paths in the job's run folder, wherever the daemon keeps it: named from its artifacts folder.
+  const inArtifacts = `/${jobId}/workspace/artifacts/`;
+  const artifacts = result.artifacts.map((path) => (path.includes(inArtifacts) ? path.slice(path.indexOf(inArtifacts) + inArtifacts.length) : path)).sort();
   const outcome: CaseOutcome = { status: result.status, output: result.output, error: result.error, artifacts };
   return { planned, jobId, outcome, differences: [...differences(testCase.expect, outcome), ...scriptDifferences(planned, model, used)] };
 }
@@ -63,4 +68,11 @@ function scriptDifferences(planned: PlannedCase, model: CaseModel, used: number)
   const replies = planned.testCase.replies.length;
   if (used < replies) found.push({ path: 'replies', expected: `${replies} asked for`, actual: `${used} asked for` });
   return found;
+}
+
+/** The daemon's answer to `scripted_model` itself (a shared store, an older daemon's unknown key), not to the case. */
+function isScriptedModelRefusal(error: RpcCallError): boolean {
+  if (error.dataCode !== 'INVALID_PARAMS') return false;
+  const details = error.details as { field?: unknown; path?: unknown } | undefined;
+  return details?.field === 'scripted_model' || (typeof details?.path === 'string' && details.path.includes('scripted_model')) || error.message.includes('scripted_model');
 }

@@ -1,7 +1,8 @@
-import { cp } from 'node:fs/promises';
+import { cp, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { SkillDefinition } from '../../daemon/skills/manifest.js';
 import { RpcClient } from '../../rpc/client.js';
+import { canRun, type EngineView } from '../wire.js';
 import { CaseFileError, type TestCase } from './case-file.js';
 import { loadCases, TESTS_FOLDER } from './case-files.js';
 import { CaseModel } from './case-model.js';
@@ -10,7 +11,7 @@ import { engineCommand, TESTABLE_ENGINES, type UserSetup } from './engine-comman
 import { makeClaudeHome, makeCodexHome, makeGeminiHome, type EngineHome } from './engine-homes.js';
 import { startModelServer } from './model-server.js';
 import { startDaemon, stopDaemon } from './private-daemon.js';
-import { runCase, type CaseResult } from './run-case.js';
+import { runCase, ScriptedModelRefused, type CaseResult } from './run-case.js';
 import { makeTempFolder, removeFolder, stopProcessesIn } from './temp-folder.js';
 
 /** What `skills test` runs. */
@@ -19,11 +20,15 @@ export interface SkillTestRun {
   skillDir: string;
   engine: string | null;
   caseName: string | null;
-  /** Keep the private daemon's folder (its log, the run folders) after it stops. */
+  /** Keep what the run leaves: the private daemon's folder (its log, the run folders), or the jobs on a daemon of the user's. */
   keep: boolean;
+  /** The socket of the user's daemon, tried first; null: a private daemon at once (`--private`). */
+  socket: string | null;
   setup: UserSetup;
   /** Told of each case as it ends. */
   onCase(result: CaseResult): void;
+  /** Told, once, where the cases run when it is not where they were asked to (a daemon that cannot take them). */
+  onNote(text: string): void;
   /** Receives the stop of everything started, at once: to run on a signal. */
   onCleanup(stop: () => Promise<void>): void;
 }
@@ -32,18 +37,23 @@ export interface SkillTestRun {
 export interface SkillTestReport {
   skillId: string;
   results: CaseResult[];
-  /** The folder kept (`keep`), else null. */
+  /** The socket of the user's daemon the cases ran on, or null: a private one. */
+  daemon: string | null;
+  /** The private daemon's folder kept (`keep`), else null. */
   kept: string | null;
 }
 
 const HOMES = { codex: makeCodexHome, gemini: makeGeminiHome, claude: makeClaudeHome } as const;
 
+/** Holds the case the scripted model plays while it runs. */
+interface Script {
+  current: CaseModel | null;
+}
+
 /**
- * Runs a skill's cases against a private daemon in a temp folder: a copy of the skill, the
- * scripted model server, a home for each engine pointed at it, then every case one after the
- * other. The daemon is started first, and the skill and its cases are read while it starts: its
- * start is most of what a short run waits for. Everything is stopped and removed at the end (the
- * folder kept with `keep`), after a failure too.
+ * Runs a skill's cases on the user's daemon when one answers at `socket` and serves the skill's
+ * folder, else on a private daemon in a temp folder. Everything started is stopped at the end,
+ * after a failure too.
  */
 export async function runSkillTests(run: SkillTestRun): Promise<SkillTestReport> {
   const stops: Array<() => Promise<void>> = [];
@@ -52,45 +62,112 @@ export async function runSkillTests(run: SkillTestRun): Promise<SkillTestReport>
   };
   run.onCleanup(stopAll);
   try {
-    const dir = await makeTempFolder('skilld-skills-test-');
-    // Kept, the folder outlives the daemon, but no process of it does.
-    stops.push(async () => (run.keep ? stopProcessesIn(dir) : removeFolder(dir)));
-    // The daemon names a skill by its folder's name, as skills validate does.
-    await cp(run.skillDir, join(dir, 'skills', basename(run.skillDir)), { recursive: true, verbatimSymlinks: true });
-    let current: CaseModel | null = null;
-    const server = await startModelServer({ script: (request) => current?.reply(request) ?? { text: 'No test case is running.' }, onUnknown: () => undefined });
-    stops.push(() => server.close());
-    const found = TESTABLE_ENGINES.flatMap((engine) => {
-      const command = engineCommand(engine, run.setup);
-      return command === null ? [] : [[engine, command] as const];
-    });
-    const config: Record<string, unknown> = { engines: {}, max_concurrent: 1, kill_grace_ms: 2000, hard_timeout_sec: 300, session_timeout_sec: 600 };
-    for (const [engine, command] of found) {
-      const home: EngineHome = await HOMES[engine](server.url, { dir: join(dir, `${engine}-home`) });
-      // Resumable: each turn a process of its own, as the probe finds for these CLIs, without the probe's cost.
-      (config['engines'] as Record<string, unknown>)[engine] = { command: command.command, env: home.env, profile: 'resumable', sandbox: { read_only: command.readOnly } };
+    const client = run.socket === null ? null : await RpcClient.connect(run.socket).catch(() => null);
+    if (client !== null && run.socket !== null) {
+      stops.push(async () => client.close());
+      const refused = (await servedSkill(client, run.skillDir)) ?? (await onRunningDaemon(run, run.socket, client, stops));
+      if (typeof refused !== 'string') return refused;
+      run.onNote(`the daemon at ${run.socket} ${refused}: the cases run on a private daemon`);
     }
-    const starting = startDaemon({ dir, skillsDir: join(dir, 'skills'), config }, (started) => stops.push(() => stopDaemon(started)));
-    // Not awaited while the skill is read: a skill found invalid meanwhile stops it, and its start's end is of no interest then.
-    starting.catch(() => undefined);
-    const { skill, planned } = await readSkill(run);
-    for (const engine of new Set(planned.map((p) => p.engine))) {
-      if (!found.some(([name]) => name === engine)) throw new SkillTestError(`no ${engine} CLI: the configuration names none, skilld's package has none installed, and it is not on the PATH`);
-    }
-    const daemon = await starting;
-    const client = await RpcClient.connect(daemon.socket);
-    stops.push(async () => client.close());
-    const results: CaseResult[] = [];
-    for (const one of planned) {
-      current = new CaseModel(one.testCase);
-      const result = await runCase(client, skill.id, one, current, join(dir, 'state', 'runs'));
-      results.push(result);
-      run.onCase(result);
-    }
-    return { skillId: skill.id, results, kept: run.keep ? dir : null };
+    return await onPrivateDaemon(run, stops);
   } finally {
     await stopAll();
   }
+}
+
+/** Null when the daemon serves the skill from this very folder; else why it cannot run its cases. */
+async function servedSkill(client: RpcClient, skillDir: string): Promise<string | null> {
+  const skill = await client.request<{ path: string }>('skills/get', { skill_id: basename(skillDir) }).catch(() => null);
+  if (skill === null) return `has no skill ${basename(skillDir)}`;
+  const same = await Promise.all([realpath(skill.path), realpath(skillDir)]).then(([a, b]) => a === b).catch(() => false);
+  return same ? null : `serves ${basename(skillDir)} from another folder (${skill.path})`;
+}
+
+/**
+ * The cases as test jobs of the user's daemon (`scripted_model`, docs/skills.md): the scripted
+ * model server here, each job's engine pointed at it by the daemon, with a home of the job's own.
+ * The jobs are removed after (kept with `keep`). A string: why the daemon took none of them.
+ */
+async function onRunningDaemon(run: SkillTestRun, socket: string, client: RpcClient, stops: Array<() => Promise<void>>): Promise<SkillTestReport | string> {
+  const script: Script = { current: null };
+  // The three at once: each waits on something else (a port, the skill's files, the daemon).
+  const [server, { skill, planned }, { engines }] = await Promise.all([
+    startModelServer({ script: (request) => script.current?.reply(request) ?? { text: 'No test case is running.' }, onUnknown: () => undefined }).then((started) => {
+      stops.push(() => started.close());
+      return started;
+    }),
+    readSkill(run),
+    client.request<{ engines: EngineView[] }>('engines/list'),
+  ]);
+  for (const engine of new Set(planned.map((p) => p.engine))) {
+    const found = engines.find((e) => e.name === engine);
+    if (found !== undefined && !canRun(found)) throw new SkillTestError(`the daemon at ${socket} cannot run ${engine}: ${found.reason ?? 'its command does not start'}`);
+  }
+  try {
+    const results = await runCases(client, skill.id, planned, script, server.url, run.onCase);
+    if (!run.keep) await removeJobs(client, results);
+    return { skillId: skill.id, results, daemon: socket, kept: null };
+  } catch (error) {
+    if (error instanceof ScriptedModelRefused) return error.message;
+    throw error;
+  }
+}
+
+/**
+ * The cases on a private daemon in a temp folder: a copy of the skill, a home for each engine
+ * pointed at the scripted model server. The daemon is started first, and the skill and its cases
+ * are read while it starts: its start is most of what a short run waits for. The folder is
+ * removed at the end (kept with `keep`).
+ */
+async function onPrivateDaemon(run: SkillTestRun, stops: Array<() => Promise<void>>): Promise<SkillTestReport> {
+  const dir = await makeTempFolder('skilld-skills-test-');
+  // Kept, the folder outlives the daemon, but no process of it does.
+  stops.push(async () => (run.keep ? stopProcessesIn(dir) : removeFolder(dir)));
+  // The daemon names a skill by its folder's name, as skills validate does.
+  await cp(run.skillDir, join(dir, 'skills', basename(run.skillDir)), { recursive: true, verbatimSymlinks: true });
+  const script: Script = { current: null };
+  const server = await startModelServer({ script: (request) => script.current?.reply(request) ?? { text: 'No test case is running.' }, onUnknown: () => undefined });
+  stops.push(() => server.close());
+  const found = TESTABLE_ENGINES.flatMap((engine) => {
+    const command = engineCommand(engine, run.setup);
+    return command === null ? [] : [[engine, command] as const];
+  });
+  const config: Record<string, unknown> = { engines: {}, max_concurrent: 1, kill_grace_ms: 2000, hard_timeout_sec: 300, session_timeout_sec: 600 };
+  for (const [engine, command] of found) {
+    const home: EngineHome = await HOMES[engine](server.url, { dir: join(dir, `${engine}-home`) });
+    // Resumable: each turn a process of its own, as the probe finds for these CLIs, without the probe's cost.
+    (config['engines'] as Record<string, unknown>)[engine] = { command: command.command, env: home.env, profile: 'resumable', sandbox: { read_only: command.readOnly } };
+  }
+  const starting = startDaemon({ dir, skillsDir: join(dir, 'skills'), config }, (started) => stops.push(() => stopDaemon(started)));
+  // Not awaited while the skill is read: a skill found invalid meanwhile stops it, and its start's end is of no interest then.
+  starting.catch(() => undefined);
+  const { skill, planned } = await readSkill(run);
+  for (const engine of new Set(planned.map((p) => p.engine))) {
+    if (!found.some(([name]) => name === engine)) throw new SkillTestError(`no ${engine} CLI: the configuration names none, skilld's package has none installed, and it is not on the PATH`);
+  }
+  const daemon = await starting;
+  const client = await RpcClient.connect(daemon.socket);
+  stops.push(async () => client.close());
+  const results = await runCases(client, skill.id, planned, script, null, run.onCase);
+  return { skillId: skill.id, results, daemon: null, kept: run.keep ? dir : null };
+}
+
+/** Every planned case, one after the other, the scripted model playing each in turn. */
+async function runCases(client: RpcClient, skillId: string, planned: readonly PlannedCase[], script: Script, scriptedModel: string | null, onCase: (result: CaseResult) => void): Promise<CaseResult[]> {
+  const results: CaseResult[] = [];
+  for (const one of planned) {
+    script.current = new CaseModel(one.testCase);
+    const result = await runCase(client, skillId, one, script.current, scriptedModel);
+    results.push(result);
+    onCase(result);
+  }
+  return results;
+}
+
+/** The test jobs, removed from the user's daemon once their results are read. */
+async function removeJobs(client: RpcClient, results: readonly CaseResult[]): Promise<void> {
+  const ids = results.flatMap((r) => (r.jobId === null ? [] : [r.jobId]));
+  for (let at = 0; at < ids.length; at += 100) await client.request('jobs/remove', { job_ids: ids.slice(at, at + 100), force: true });
 }
 
 /** The skill as the daemon loads it, and its cases planned: the ones chosen, each with its engine and mode. */

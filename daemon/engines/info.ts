@@ -28,10 +28,13 @@ export class EngineCatalog {
     this.#baseEnv = baseEnv;
   }
 
-  /** The environment an engine process gets: the daemon's, the adapter's needs, then the configured env. */
-  /** The engine's environment: the daemon's, then what the engine (and its live protocol, for `live`) needs, then the configured one. */
-  envFor(name: EngineName, live = false): Record<string, string> {
-    return { ...this.#baseEnv, ...ENGINES[name].env, ...(live ? ENGINES[name].live?.env : {}), ...this.#configs[name].env };
+  /**
+   * The engine's environment: the daemon's, then what the engine (and its live protocol, for
+   * `live`) needs, then the configured one, or `own` in its place (a test job's scripted home:
+   * the configured variables, keys among them, are not for a scripted model).
+   */
+  envFor(name: EngineName, live = false, own?: Readonly<Record<string, string>>): Record<string, string> {
+    return { ...this.#baseEnv, ...ENGINES[name].env, ...(live ? ENGINES[name].live?.env : {}), ...(own ?? this.#configs[name].env) };
   }
 
   /** Every engine; `refused` says why the daemon would refuse a new job of one whose command starts (null: it would not). */

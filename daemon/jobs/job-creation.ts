@@ -39,7 +39,7 @@ export class JobCreation {
   /** The new job, stored as `queued`, and the plan its turns are built from. */
   async create(params: CreateParams, owner?: JobOwner): Promise<{ job: Job; plan: CreatePlan }> {
     const { config, store, sandbox } = this.#d;
-    const plan = planCreate(params, this.#d.skills, config.default_engine);
+    const plan = planCreate(params, this.#d.skills, config.default_engine, config.store !== 'files');
     const refused = sandbox.refuseJob(plan.engine) ?? sandbox.checkInputPaths(inputPaths(plan.skill.input_paths, plan.input));
     if (refused !== null) throw refused;
     // Counted before the store is asked.

@@ -22,6 +22,7 @@ import { adoptTurn, startTurn, type TurnHandle } from './turn.js';
 import { guardWorkspace } from './workspace-guard.js';
 import type { JobEvents } from '../model/events.js';
 import { engineAllowEntries } from '../network/engine-hosts.js';
+import { isScriptable, writeScriptedHome } from '../engines/scripted-homes.js';
 import type { JobNetworks } from '../network/job-networks.js';
 import type { JobNetwork } from '../sandbox/plan.js';
 import { accountTurn } from './provider-guard.js';
@@ -33,8 +34,8 @@ export interface LauncherDeps {
   events: JobEvents;
   logger: Logger;
   config: Pick<Config, 'engines' | 'kill_grace_ms' | 'limits' | 'network'>;
-  /** The engine's environment; `live` adds what its live protocol needs. */
-  engineEnv(name: EngineName, live?: boolean): Record<string, string>;
+  /** The engine's environment; `live` adds what its live protocol needs; `own` replaces the configured variables. */
+  engineEnv(name: EngineName, live?: boolean, own?: Readonly<Record<string, string>>): Record<string, string>;
   /** The sandbox of a job's engine processes. */
   sandbox: Pick<JobSandbox, 'planFor' | 'ownNetwork'>;
   /** Each running job's own network (docs/network.md). */
@@ -73,7 +74,7 @@ export class Launcher {
    */
   launch(job: Job, attempt: number, plan: TurnPlan, folder: RunFolder, hooks: StickyHooks): { turn: TurnHandle; session: StickySession | null; recorded: Promise<void> } {
     const live = job.interactive_profile?.kind === 'sticky_process';
-    const env = this.#d.engineEnv(job.engine, live);
+    const env = this.#d.engineEnv(job.engine, live, scriptedHome(job, folder));
     const limits = effectiveLimits(this.#d.config.limits, plan.limits);
     const network = this.#openNetwork(job, env, plan);
     const command = this.#d.config.engines[job.engine].command;
@@ -122,7 +123,8 @@ export class Launcher {
     const { network, engines } = this.#d.config;
     const entries = [...engineAllowEntries(job.engine, env, engines[job.engine].command), ...network.allow, ...engines[job.engine].network.allow, ...(network.skills_may_allow ? plan.allow : [])];
     try {
-      return this.#d.networks.open(job.job_id, entries, job.engine);
+      // A test job's model is its scripted one, never the provider behind a gateway.
+      return this.#d.networks.open(job.job_id, entries, job.scripted_model === undefined ? job.engine : undefined);
     } catch (error) {
       // Never the host's network in its place: a network of its own with no way out at all.
       this.#d.logger.error({ job_id: job.job_id, err: error }, "could not open the job's network");
@@ -286,4 +288,10 @@ export async function storeSession(store: Store, jobId: string, sessionId: strin
   const job = await store.getJob(jobId);
   if (job === undefined || isTerminal(job.status) || job.session_handle?.handle_value === sessionId) return;
   await store.putJob({ ...job, session_handle: { engine: job.engine, handle_type: 'session_id', handle_value: sessionId } });
+}
+
+/** A test job's home pointed at its scripted model (written before each process), as the variables that replace the configured ones; undefined for any other job. */
+function scriptedHome(job: Job, folder: RunFolder): Record<string, string> | undefined {
+  if (job.scripted_model === undefined || !isScriptable(job.engine)) return undefined;
+  return writeScriptedHome(job.engine, job.scripted_model, folder.modelHome);
 }

@@ -27,6 +27,7 @@ export function newJob(plan: CreatePlan, params: CreateParams, config: Config, p
   return {
     ...(owner === undefined ? {} : { owner }),
     ...(shared.length === 0 ? {} : { share_with: shared }),
+    ...(plan.scriptedModel === null ? {} : { scripted_model: plan.scriptedModel }),
     job_id: newJobId(now),
     skill_id: plan.skill.id,
     skill_version: plan.skill.version,

@@ -28,5 +28,7 @@ export async function retryRequest(queries: JobQueries, jobId: string): Promise<
     ...(job.model === null ? {} : { model: job.model }),
     ...(job.approvals === undefined ? {} : { approvals: job.approvals }),
     ...(job.share_with === undefined || job.share_with.length === 0 ? {} : { share_with: job.share_with }),
+    // A test job's retry is a test job too: never a call to the real provider it did not ask for.
+    ...(job.scripted_model === undefined ? {} : { scripted_model: job.scripted_model }),
   };
 }

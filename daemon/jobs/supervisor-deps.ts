@@ -26,7 +26,8 @@ export interface SupervisorDeps {
   config: Config;
   /** Read-only views of jobs, shared with the API. */
   queries: JobQueries;
-  engineEnv(name: EngineName, live?: boolean): Record<string, string>;
+  /** `own` takes the place of the configured variables (engines/info.ts). */
+  engineEnv(name: EngineName, live?: boolean, own?: Readonly<Record<string, string>>): Record<string, string>;
   profileFor(name: EngineName): Promise<InteractiveProfile>;
   /** A queue shared with other daemons (cluster/member.ts): new jobs wait there to be claimed, not for this daemon's slots. */
   sharedQueue: { claimSoon(): void } | null;

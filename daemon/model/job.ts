@@ -84,6 +84,12 @@ export interface Job {
   owner?: JobOwner;
   /** Who else may see and act on it besides its owner and administrators: `user:<name>`, `group:<name>` (docs/access.md). */
   share_with?: string[];
+  /**
+   * A test job's scripted model (`skillctl skills test`, docs/skills.md): the address on this
+   * host's loopback its engine calls instead of its provider, with a home of the job's own that
+   * names it. Absent for every other job.
+   */
+  scripted_model?: string;
   /** What its model calls used so far, counted at each turn's end (model/usage.ts). Absent until a turn reports any, and in older records. */
   usage?: Usage;
   created_at: string;

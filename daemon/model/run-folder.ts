@@ -45,6 +45,10 @@ export class RunFolder {
   attemptDir(attempt: number): string {
     return join(this.attemptsDir, String(attempt));
   }
+  /** A test job's engine home, pointed at its scripted model (engines/scripted-homes.ts). */
+  get modelHome(): string {
+    return join(this.root, 'model-home');
+  }
   /** Where the keeper of the job's engine process is recorded (docs/restarts.md); out of its sandbox's sight. */
   get engineDir(): string {
     return join(this.root, 'engine');

@@ -48,6 +48,7 @@ const JOB_FIELDS: Record<keyof Job, Check> = {
   error: orNull(object({ code: codeOf('job'), message: is((v) => typeof v === 'string', 'a string') })),
   owner: (value) => (value === undefined ? null : object({ uid: count(0), user: text })(value)),
   share_with: (value) => (value === undefined ? null : listOf(text, 'a list of user: and group: entries')(value)),
+  scripted_model: (value) => (value === undefined ? null : text(value)),
   usage: (value) => (value === undefined ? null : object({ input_tokens: count(0), output_tokens: count(0), cached_input_tokens: count(0), requests: count(0) })(value)),
   created_at: time,
   updated_at: time,

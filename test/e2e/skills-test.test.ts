@@ -1,12 +1,11 @@
 import t from 'tap';
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 import { realEngineBins } from '../../clients/skill-test/engine-homes.js';
 import { processesIn } from '../../clients/skill-test/temp-folder.js';
-import { ROOT, SKILLCTL_BIN } from '../helpers/daemon.js';
+import { runSkillctl, type Outcome } from '../helpers/skillctl.js';
+import { ROOT } from '../helpers/daemon.js';
 
 /**
  * `skillctl skills test`: a skill's cases through the real engine CLIs (dev dependencies) and the
@@ -24,21 +23,8 @@ const temp = join(scratch, 'tmp');
 await mkdir(temp);
 const env = { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('SKILLD_'))), TMPDIR: temp, SKILLD_SOCKET: join(scratch, 'no-daemon.sock'), XDG_CONFIG_HOME: join(scratch, 'config') };
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function skillctl(...argv: string[]): Promise<Outcome> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [SKILLCTL_BIN, ...argv], { env, timeout: 240_000, cwd: scratch });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
-    if (typeof failed.code !== 'number') throw error;
-    return { code: failed.code, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
-  }
+function skillctl(...argv: string[]): Promise<Outcome> {
+  return runSkillctl(argv, env, { cwd: scratch, timeoutMs: 240_000 });
 }
 
 const noCodex = bins.codex === null ? 'the real codex CLI is not installed in node_modules (npm ci installs it as a dev dependency); these tests did NOT run' : false;

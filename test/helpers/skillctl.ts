@@ -13,10 +13,13 @@ export interface Outcome {
   stderr: string;
 }
 
-/** Runs the built skillctl with exactly `argv` and `env`; never throws on a non-zero exit. */
-export async function runSkillctl(argv: string[], env: NodeJS.ProcessEnv): Promise<Outcome> {
+/**
+ * Runs the built skillctl with exactly `argv` and `env`; never throws on a non-zero exit. A
+ * command that drives real engines (skills test) takes longer than the default 30 s may allow.
+ */
+export async function runSkillctl(argv: string[], env: NodeJS.ProcessEnv, options: { cwd?: string; timeoutMs?: number } = {}): Promise<Outcome> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [SKILLCTL_BIN, ...argv], { env, timeout: 30_000, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await run(process.execPath, [SKILLCTL_BIN, ...argv], { env, timeout: options.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024, ...(options.cwd === undefined ? {} : { cwd: options.cwd }) });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: unknown; stdout?: string; stderr?: string };
