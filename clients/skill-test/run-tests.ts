@@ -1,12 +1,11 @@
 import { cp, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import type { SkillDefinition } from '../../daemon/skills/manifest.js';
 import { RpcClient } from '../../rpc/client.js';
-import { canRun, type EngineView } from '../wire.js';
+import { canRun, type EngineView, type SkillView } from '../wire.js';
 import { CaseFileError, type TestCase } from './case-file.js';
 import { loadCases, TESTS_FOLDER } from './case-files.js';
 import { CaseModel } from './case-model.js';
-import { planCases, SkillTestError, type PlannedCase } from './case-plan.js';
+import { planCases, SkillTestError, type PlannedCase, type SkillModes } from './case-plan.js';
 import { engineCommand, TESTABLE_ENGINES, type UserSetup } from './engine-command.js';
 import { makeClaudeHome, makeCodexHome, makeGeminiHome, type EngineHome } from './engine-homes.js';
 import { startModelServer } from './model-server.js';
@@ -65,7 +64,8 @@ export async function runSkillTests(run: SkillTestRun): Promise<SkillTestReport>
     const client = run.socket === null ? null : await RpcClient.connect(run.socket).catch(() => null);
     if (client !== null && run.socket !== null) {
       stops.push(async () => client.close());
-      const refused = (await servedSkill(client, run.skillDir)) ?? (await onRunningDaemon(run, run.socket, client, stops));
+      const served = await servedSkill(client, run.skillDir);
+      const refused = typeof served === 'string' ? served : await onRunningDaemon(run, run.socket, client, served, stops);
       if (typeof refused !== 'string') return refused;
       run.onNote(`the daemon at ${run.socket} ${refused}: the cases run on a private daemon`);
     }
@@ -75,12 +75,18 @@ export async function runSkillTests(run: SkillTestRun): Promise<SkillTestReport>
   }
 }
 
-/** Null when the daemon serves the skill from this very folder; else why it cannot run its cases. */
-async function servedSkill(client: RpcClient, skillDir: string): Promise<string | null> {
-  const skill = await client.request<{ path: string }>('skills/get', { skill_id: basename(skillDir) }).catch(() => null);
+/** What of a skill decides its cases' jobs: its id, modes, engines and the inputs that name paths. */
+type SkillFacts = SkillModes & { id: string; input_paths: Record<string, unknown> };
+
+/** The daemon's view of the skill when it serves it from this very folder; else why it cannot run its cases. */
+async function servedSkill(client: RpcClient, skillDir: string): Promise<SkillView | string> {
+  const skill = await client.request<SkillView>('skills/get', { skill_id: basename(skillDir) }).catch(() => null);
   if (skill === null) return `has no skill ${basename(skillDir)}`;
-  const same = await Promise.all([realpath(skill.path), realpath(skillDir)]).then(([a, b]) => a === b).catch(() => false);
-  return same ? null : `serves ${basename(skillDir)} from another folder (${skill.path})`;
+  const path = typeof skill['path'] === 'string' ? skill['path'] : '';
+  const same = await Promise.all([realpath(path), realpath(skillDir)]).then(([a, b]) => a === b).catch(() => false);
+  if (!same) return `serves ${basename(skillDir)} from another folder (${path})`;
+  // A daemon older than input_paths in its view: the skill is read here instead (a private daemon's way).
+  return typeof skill['input_paths'] === 'object' && skill['input_paths'] !== null ? skill : 'does not say which inputs of a skill name paths (an older daemon)';
 }
 
 /**
@@ -88,7 +94,9 @@ async function servedSkill(client: RpcClient, skillDir: string): Promise<string 
  * model server here, each job's engine pointed at it by the daemon, with a home of the job's own.
  * The jobs are removed after (kept with `keep`). A string: why the daemon took none of them.
  */
-async function onRunningDaemon(run: SkillTestRun, socket: string, client: RpcClient, stops: Array<() => Promise<void>>): Promise<SkillTestReport | string> {
+async function onRunningDaemon(run: SkillTestRun, socket: string, client: RpcClient, served: SkillView, stops: Array<() => Promise<void>>): Promise<SkillTestReport | string> {
+  // The daemon's view of the skill, not the daemon's skill loader (its schema compiler: ~150 ms to load): the daemon has read the folder.
+  if (served.status !== 'ok') throw new SkillTestError(`the skill is invalid: ${served.error?.code ?? 'SKILL_INVALID'}: ${served.error?.message ?? 'see skillctl skills show'}`);
   const script: Script = { current: null };
   // The three at once: each waits on something else (a port, the skill's files, the daemon).
   const [server, { skill, planned }, { engines }] = await Promise.all([
@@ -96,7 +104,7 @@ async function onRunningDaemon(run: SkillTestRun, socket: string, client: RpcCli
       stops.push(() => started.close());
       return started;
     }),
-    readSkill(run),
+    planFor(run, { id: served.id, execution_modes: served.execution_modes as SkillModes['execution_modes'], effective_engines: served.effective_engines, input_paths: served['input_paths'] as Record<string, unknown> }),
     client.request<{ engines: EngineView[] }>('engines/list'),
   ]);
   for (const engine of new Set(planned.map((p) => p.engine))) {
@@ -171,11 +179,16 @@ async function removeJobs(client: RpcClient, results: readonly CaseResult[]): Pr
 }
 
 /** The skill as the daemon loads it, and its cases planned: the ones chosen, each with its engine and mode. */
-async function readSkill(run: SkillTestRun): Promise<{ skill: SkillDefinition; planned: PlannedCase[] }> {
+async function readSkill(run: SkillTestRun): Promise<{ skill: SkillFacts; planned: PlannedCase[] }> {
   const { SkillLoadError, loadSkill } = await import('../../daemon/skills/manifest.js');
   const skill = await loadSkill(run.skillDir).catch((error: unknown) => {
     throw error instanceof SkillLoadError ? new SkillTestError(`the skill is invalid: ${error.code}: ${error.message} (${error.path})`) : error;
   });
+  return planFor(run, skill);
+}
+
+/** The chosen cases of the skill's folder, each with its engine and mode. */
+async function planFor(run: SkillTestRun, skill: SkillFacts): Promise<{ skill: SkillFacts; planned: PlannedCase[] }> {
   const cases = chosen(await loadCases(run.skillDir).catch(wrapCaseError), run.caseName, run.skillDir);
   const planned = planCases(cases.map((c) => withInputPaths(c, Object.keys(skill.input_paths), run.skillDir)), skill, run.engine);
   return { skill, planned };

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { SkilldError } from '../../rpc/errors.js';
 import { didYouMean } from '../../rpc/nearest.js';
 import { defaultEngine } from './defaults.js';
-import { SKILL_ID_PATTERN, SkillLoadError, loadSkill, type SkillDefinition, type SkillErrorCode } from './manifest.js';
+import { SKILL_ID_PATTERN, SkillLoadError, loadSkill, type PathAccess, type SkillDefinition, type SkillErrorCode } from './manifest.js';
 
 export interface SkillError {
   code: SkillErrorCode;
@@ -34,6 +34,8 @@ export interface SkillView {
   /** What `jobs/create` runs a job of it on when the request names no engine (defaults.ts). */
   default_engine: string | null;
   max_attempt: number | null;
+  /** The inputs that name a path of the host, and how a job's sandbox shows it (runner.json). */
+  input_paths: Record<string, PathAccess>;
   path: string;
   status: 'ok' | 'invalid';
   /** What runner.json says that the daemon ignores; empty when nothing. */
@@ -148,6 +150,7 @@ export function view(entry: SkillEntry, configuredEngine: string | null = null):
     effective_engines: d?.effective_engines ?? [],
     default_engine: defaultEngine<string>({ engines: d?.engines ?? null, effective_engines: d?.effective_engines ?? [] }, configuredEngine),
     max_attempt: d?.max_attempt ?? null,
+    input_paths: d?.input_paths ?? {},
     path: entry.path,
     status: entry.error === null ? 'ok' : 'invalid',
     warnings: d?.warnings ?? [],

@@ -349,6 +349,7 @@ t.test('registry: loadAll lists every skill sorted, with counts; hidden folders 
     effective_engines: ['codex', 'gemini', 'claude'],
     default_engine: 'codex',
     max_attempt: 2,
+    input_paths: {},
     path: join(dir, 'alpha'),
     status: 'ok',
     warnings: [],
