@@ -37,8 +37,11 @@ const NOT_MEANINGFUL: readonly RegExp[] = [
   /^(?:YOLO mode is enabled|Ripgrep is not available|Reading (?:additional input|prompt) from stdin|Loaded cached credentials)/,
 ];
 
-/** Node's uncaught exception starts with the place (`file:///x/cli.js:10`), then the line of source there. */
-const SOURCE_PLACE = /^(?:file:\/\/)?\/\S*:\d+$/;
+/**
+ * Node's uncaught exception starts with the place (`file:///x/cli.js:10`, or a module of Node's
+ * own: `node:fs:1372` where a system call failed), then the line of source there.
+ */
+const SOURCE_PLACE = /^(?:(?:file:\/\/)?\/\S*|node:[\w/]+):\d+$/;
 
 /**
  * Tells the meaningful lines of an engine's output, one line after another: after the place

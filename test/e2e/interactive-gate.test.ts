@@ -101,7 +101,7 @@ t.test('LC-13 D-1 TP-2 interactive: done marker + valid output -> succeeded at o
   const created = await create(client, { engine: 'codex', input: { scenario: 'ok', emit: { greeting: 'done' } } });
   const trail = await EventTrail.follow(daemon, created.job_id);
   const done = (await waitForStatus(client, created.job_id)) as Job;
-  t.equal(done.status, 'succeeded');
+  t.equal(done.status, 'succeeded', `succeeded (${JSON.stringify(done.error)})`);
   t.same(done.warnings, [], 'no warning');
   t.equal(done.attempt, 1, 'one turn');
   const result = await resultOf(created.job_id);

@@ -37,6 +37,9 @@ t.test("Node's uncaught exception is quoted by its error, not by its place, its 
   const crash = ['file:///usr/lib/node_modules/x/cli.js:10', "    throw new Error('boom');", '    ^', '', 'Error: boom', '    at main (file:///usr/lib/node_modules/x/cli.js:10:11)', '    at node:internal/main/run_main_module:28:49', '', 'Node.js v20.20.2'];
   t.equal(notesOf(crash).summary(), 'Error: boom');
   t.equal(quoteText(crash.join('\n')), 'Error: boom', 'a multi-line text the same way');
+  // A system call that failed in one of Node's own modules: the error names its code and path.
+  const failedCall = ['node:fs:1372', '  const result = binding.mkdir(', '                         ^', '', "Error: EACCES: permission denied, mkdir '/w/.fake-engine/sessions'", '    at Object.mkdirSync (node:fs:1372:26)', '', 'Node.js v20.20.2'];
+  t.equal(notesOf(failedCall).summary(), "Error: EACCES: permission denied, mkdir '/w/.fake-engine/sessions'");
 });
 
 t.test("the engines' start-up notices are no reason: Gemini's real stderr is quoted by its error", async (t) => {
