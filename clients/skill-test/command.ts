@@ -25,7 +25,9 @@ export async function testSkill(ctx: Context, operand: string, options: { engine
   if (setup.problem !== null) ctx.warn(`skillctl: warning: the configuration cannot be read (${terminalText(setup.problem)}): the engines and skills folders are the defaults`);
   const skillDir = await skillFolder(operand, setup.skillsDirs, options.socket);
   let stop: () => Promise<void> = async () => undefined;
+  let stopping = false;
   const onSignal = (signal: keyof typeof SIGNAL_EXIT): void => {
+    stopping = true;
     ctx.warn(`skillctl: ${signal}: stopping the test${options.keep ? '' : ' and removing what it made'}`);
     void stop().then(() => process.exit(SIGNAL_EXIT[signal]));
   };
@@ -44,6 +46,8 @@ export async function testSkill(ctx: Context, operand: string, options: { engine
     else ctx.print([summaryText(report.skillId, report.results), ...keptLines(report, options.keep)].join('\n'));
     return report.results.some((r) => r.differences.length > 0) ? EXIT.failed : EXIT.ok;
   } catch (error) {
+    // Stopped by a signal: what the stop undid (the daemon, the jobs) fails the run's own requests; the signal's exit says it all.
+    if (stopping) return new Promise<number>(() => undefined);
     if (error instanceof SkillTestError && error.usage) throw new UsageError(error.message);
     throw error;
   } finally {

@@ -29,12 +29,13 @@ export class ScriptedModelRefused extends Error {}
  * scripted server answers with while this runs; `scriptedModel` its address, for a daemon whose
  * engines are not already pointed at it (a daemon of the user's: the job is a test job).
  */
-export async function runCase(client: RpcClient, skillId: string, planned: PlannedCase, model: CaseModel, scriptedModel: string | null): Promise<CaseResult> {
+export async function runCase(client: RpcClient, skillId: string, planned: PlannedCase, model: CaseModel, scriptedModel: string | null, onCreated: (jobId: string) => void = () => undefined): Promise<CaseResult> {
   const { testCase, engine, mode } = planned;
   let jobId: string;
   try {
     const params = { skill_id: skillId, engine, execution_mode: mode, input: testCase.input, parameter: testCase.parameters, ...(scriptedModel === null ? {} : { scripted_model: scriptedModel }) };
     jobId = (await client.request<{ job_id: string }>('jobs/create', params)).job_id;
+    onCreated(jobId);
   } catch (error) {
     if (!(error instanceof RpcCallError)) throw error;
     if (isScriptedModelRefusal(error)) throw new ScriptedModelRefused(`takes no test jobs (${error.message})`);

@@ -111,9 +111,11 @@ async function onRunningDaemon(run: SkillTestRun, socket: string, client: RpcCli
     const found = engines.find((e) => e.name === engine);
     if (found !== undefined && !canRun(found)) throw new SkillTestError(`the daemon at ${socket} cannot run ${engine}: ${found.reason ?? 'its command does not start'}`);
   }
+  // Removed at the end, after a failure and on Ctrl-C too (one still running is canceled first).
+  const made: string[] = [];
+  if (!run.keep) stops.push(() => removeJobs(client, made));
   try {
-    const results = await runCases(client, skill.id, planned, script, server.url, run.onCase);
-    if (!run.keep) await removeJobs(client, results);
+    const results = await runCases(client, skill.id, planned, script, server.url, run.onCase, (jobId) => made.push(jobId));
     return { skillId: skill.id, results, daemon: socket, kept: null };
   } catch (error) {
     if (error instanceof ScriptedModelRefused) return error.message;
@@ -161,20 +163,19 @@ async function onPrivateDaemon(run: SkillTestRun, stops: Array<() => Promise<voi
 }
 
 /** Every planned case, one after the other, the scripted model playing each in turn. */
-async function runCases(client: RpcClient, skillId: string, planned: readonly PlannedCase[], script: Script, scriptedModel: string | null, onCase: (result: CaseResult) => void): Promise<CaseResult[]> {
+async function runCases(client: RpcClient, skillId: string, planned: readonly PlannedCase[], script: Script, scriptedModel: string | null, onCase: (result: CaseResult) => void, onCreated?: (jobId: string) => void): Promise<CaseResult[]> {
   const results: CaseResult[] = [];
   for (const one of planned) {
     script.current = new CaseModel(one.testCase);
-    const result = await runCase(client, skillId, one, script.current, scriptedModel);
+    const result = await runCase(client, skillId, one, script.current, scriptedModel, onCreated);
     results.push(result);
     onCase(result);
   }
   return results;
 }
 
-/** The test jobs, removed from the user's daemon once their results are read. */
-async function removeJobs(client: RpcClient, results: readonly CaseResult[]): Promise<void> {
-  const ids = results.flatMap((r) => (r.jobId === null ? [] : [r.jobId]));
+/** The test jobs, removed from the user's daemon (`force`: one still running is canceled first). */
+async function removeJobs(client: RpcClient, ids: readonly string[]): Promise<void> {
   for (let at = 0; at < ids.length; at += 100) await client.request('jobs/remove', { job_ids: ids.slice(at, at + 100), force: true });
 }
 
