@@ -2,12 +2,13 @@ import { accessSync, constants, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { loadConfig } from '../../daemon/base/config.js';
+import { SCRIPTABLE_ENGINES, type ScriptableEngine } from '../../daemon/engines/scripted-homes.js';
 import { BUNDLED_SKILLS, NODE_MODULES } from './paths.js';
 import { realEngineBins, type RealEngineBins } from './engine-homes.js';
 
-/** The engines `skills test` drives against its scripted model: each one's CLI takes a model address (iFlow's does not). */
-export const TESTABLE_ENGINES = ['codex', 'gemini', 'claude'] as const;
-export type TestableEngine = (typeof TESTABLE_ENGINES)[number];
+/** The engines `skills test` drives against its scripted model: each one's CLI takes a model address (iFlow's does not); the daemon's list. */
+export const TESTABLE_ENGINES = SCRIPTABLE_ENGINES;
+export type TestableEngine = ScriptableEngine;
 
 /** Why iFlow cannot be tested offline, said whenever a case or `--engine` asks for it. */
 export const IFLOW_NOT_TESTABLE = 'skills test does not support iflow: the iFlow CLI has no setting for the address of its model provider, so it cannot be pointed at the scripted model offline (use codex, gemini or claude)';

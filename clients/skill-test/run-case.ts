@@ -71,9 +71,8 @@ function scriptDifferences(planned: PlannedCase, model: CaseModel, used: number)
   return found;
 }
 
-/** The daemon's answer to `scripted_model` itself (a shared store, an older daemon's unknown key), not to the case. */
+/** The daemon's answer to `scripted_model` itself (a shared store; an older daemon's unknown field), not to the case. */
 function isScriptedModelRefusal(error: RpcCallError): boolean {
   if (error.dataCode !== 'INVALID_PARAMS') return false;
-  const details = error.details as { field?: unknown; path?: unknown } | undefined;
-  return details?.field === 'scripted_model' || (typeof details?.path === 'string' && details.path.includes('scripted_model')) || error.message.includes('scripted_model');
+  return (error.details as { field?: unknown } | undefined)?.field === 'scripted_model' || error.message.includes('unknown field "scripted_model"');
 }

@@ -8,7 +8,7 @@ import { CaseModel } from './case-model.js';
 import { planCases, SkillTestError, type PlannedCase, type SkillModes } from './case-plan.js';
 import { engineCommand, TESTABLE_ENGINES, type UserSetup } from './engine-command.js';
 import { makeClaudeHome, makeCodexHome, makeGeminiHome, type EngineHome } from './engine-homes.js';
-import { startModelServer } from './model-server.js';
+import { startModelServer, type ModelServer } from './model-server.js';
 import { startDaemon, stopDaemon } from './private-daemon.js';
 import { runCase, ScriptedModelRefused, type CaseResult } from './run-case.js';
 import { makeTempFolder, removeFolder, stopProcessesIn } from './temp-folder.js';
@@ -100,10 +100,7 @@ async function onRunningDaemon(run: SkillTestRun, socket: string, client: RpcCli
   const script: Script = { current: null };
   // The three at once: each waits on something else (a port, the skill's files, the daemon).
   const [server, { skill, planned }, { engines }] = await Promise.all([
-    startModelServer({ script: (request) => script.current?.reply(request) ?? { text: 'No test case is running.' }, onUnknown: () => undefined }).then((started) => {
-      stops.push(() => started.close());
-      return started;
-    }),
+    scriptedServer(script, stops),
     planFor(run, { id: served.id, execution_modes: served.execution_modes as SkillModes['execution_modes'], effective_engines: served.effective_engines, input_paths: served['input_paths'] as Record<string, unknown> }),
     client.request<{ engines: EngineView[] }>('engines/list'),
   ]);
@@ -136,8 +133,7 @@ async function onPrivateDaemon(run: SkillTestRun, stops: Array<() => Promise<voi
   // The daemon names a skill by its folder's name, as skills validate does.
   await cp(run.skillDir, join(dir, 'skills', basename(run.skillDir)), { recursive: true, verbatimSymlinks: true });
   const script: Script = { current: null };
-  const server = await startModelServer({ script: (request) => script.current?.reply(request) ?? { text: 'No test case is running.' }, onUnknown: () => undefined });
-  stops.push(() => server.close());
+  const server = await scriptedServer(script, stops);
   const found = TESTABLE_ENGINES.flatMap((engine) => {
     const command = engineCommand(engine, run.setup);
     return command === null ? [] : [[engine, command] as const];
@@ -160,6 +156,13 @@ async function onPrivateDaemon(run: SkillTestRun, stops: Array<() => Promise<voi
   stops.push(async () => client.close());
   const results = await runCases(client, skill.id, planned, script, null, run.onCase);
   return { skillId: skill.id, results, daemon: null, kept: run.keep ? dir : null };
+}
+
+/** The scripted model server, playing the case `script` holds; closed with the run's other stops. */
+async function scriptedServer(script: Script, stops: Array<() => Promise<void>>): Promise<ModelServer> {
+  const server = await startModelServer({ script: (request) => script.current?.reply(request) ?? { text: 'No test case is running.' }, onUnknown: () => undefined });
+  stops.push(() => server.close());
+  return server;
 }
 
 /** Every planned case, one after the other, the scripted model playing each in turn. */
