@@ -7,7 +7,7 @@ import { EXIT } from '../exit-codes.js';
 import { json } from '../format.js';
 import { terminalText } from '../terminal-text.js';
 import { SkillTestError } from './case-plan.js';
-import { readUserSetup } from './engine-command.js';
+import { readUserSetup, type UserSetup } from './engine-command.js';
 import { caseText, keptLines, reportJson, summaryText } from './report.js';
 import { runSkillTests } from './run-tests.js';
 
@@ -21,9 +21,14 @@ const SIGNAL_EXIT = { SIGINT: EXIT.interrupted, SIGTERM: 143 } as const;
  * with what differed), 2 for a usage error.
  */
 export async function testSkill(ctx: Context, operand: string, options: { engine: string | null; caseName: string | null; keep: boolean; socket: string | null }): Promise<number> {
-  const setup = await readUserSetup();
-  if (setup.problem !== null) ctx.warn(`skillctl: warning: the configuration cannot be read (${terminalText(setup.problem)}): the engines and skills folders are the defaults`);
-  const skillDir = await skillFolder(operand, setup.skillsDirs, options.socket);
+  // Read once, when first needed: to find a skill by its id without a daemon, or for a private daemon's engines.
+  let reading: Promise<UserSetup> | null = null;
+  const setup = (): Promise<UserSetup> =>
+    (reading ??= readUserSetup().then((read) => {
+      if (read.problem !== null) ctx.warn(`skillctl: warning: the configuration cannot be read (${terminalText(read.problem)}): the engines and skills folders are the defaults`);
+      return read;
+    }));
+  const skillDir = await skillFolder(operand, setup, options.socket);
   let stop: () => Promise<void> = async () => undefined;
   let stopping = false;
   const onSignal = (signal: keyof typeof SIGNAL_EXIT): void => {
@@ -59,11 +64,12 @@ export async function testSkill(ctx: Context, operand: string, options: { engine
  * The skill's folder: the operand when it is a folder, else the folder of the skill of that id:
  * the running daemon's (at `socket`), else the one in the skills folders of the configuration.
  */
-async function skillFolder(operand: string, skillsDirs: readonly string[], socket: string | null): Promise<string> {
+async function skillFolder(operand: string, setup: () => Promise<UserSetup>, socket: string | null): Promise<string> {
   const given = resolve(operand);
   if (existsSync(given) && statSync(given).isDirectory()) return given;
   const served = socket === null ? null : await servedFolder(socket, operand);
   if (served !== null) return served;
+  const { skillsDirs } = await setup();
   const found = skillsDirs.map((dir) => join(dir, operand)).find((dir) => existsSync(join(dir, 'assets', 'runner.json')));
   if (found === undefined) throw new UsageError(`${JSON.stringify(operand)} is neither a skill folder nor the id of a skill in ${skillsDirs.join(', ')}`);
   return found;

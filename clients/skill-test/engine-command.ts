@@ -1,7 +1,6 @@
 import { accessSync, constants, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { loadConfig } from '../../daemon/base/config.js';
 import { SCRIPTABLE_ENGINES, type ScriptableEngine } from '../../daemon/engines/scripted-homes.js';
 import { BUNDLED_SKILLS, NODE_MODULES } from './paths.js';
 import { realEngineBins, type RealEngineBins } from './engine-homes.js';
@@ -29,9 +28,14 @@ export interface UserSetup {
   problem: string | null;
 }
 
-/** Reads the configuration the daemon would read (SKILLD_CONFIG, else the default file; SKILLD_* variables). */
+/**
+ * Reads the configuration the daemon would read (SKILLD_CONFIG, else the default file; SKILLD_*
+ * variables). Its loader (the daemon's, with its schema compiler: ~35 ms to load) is loaded here,
+ * when asked: cases on a running daemon need nothing of it.
+ */
 export async function readUserSetup(env: NodeJS.ProcessEnv = process.env): Promise<UserSetup> {
   try {
+    const { loadConfig } = await import('../../daemon/base/config.js');
     const config = await loadConfig({ flags: {}, env, bundledSkillsDir: BUNDLED_SKILLS, uid: process.getuid?.() ?? 0, home: homedir() });
     const commands = Object.fromEntries(Object.entries(config.engines).map(([name, engine]) => [name, engine.command]));
     return { commands, skillsDirs: config.skills_dirs, problem: null };

@@ -23,7 +23,8 @@ export interface SkillTestRun {
   keep: boolean;
   /** The socket of the user's daemon, tried first; null: a private daemon at once (`--private`). */
   socket: string | null;
-  setup: UserSetup;
+  /** The user's configuration (each engine's command), read when first asked: a private daemon needs it, a running one does not. */
+  setup(): Promise<UserSetup>;
   /** Told of each case as it ends. */
   onCase(result: CaseResult): void;
   /** Told, once, where the cases run when it is not where they were asked to (a daemon that cannot take them). */
@@ -134,8 +135,9 @@ async function onPrivateDaemon(run: SkillTestRun, stops: Array<() => Promise<voi
   await cp(run.skillDir, join(dir, 'skills', basename(run.skillDir)), { recursive: true, verbatimSymlinks: true });
   const script: Script = { current: null };
   const server = await scriptedServer(script, stops);
+  const setup = await run.setup();
   const found = TESTABLE_ENGINES.flatMap((engine) => {
-    const command = engineCommand(engine, run.setup);
+    const command = engineCommand(engine, setup);
     return command === null ? [] : [[engine, command] as const];
   });
   const config: Record<string, unknown> = { engines: {}, max_concurrent: 1, kill_grace_ms: 2000, hard_timeout_sec: 300, session_timeout_sec: 600 };
