@@ -110,7 +110,8 @@ function networkText(network: NetworkStatus): string {
   if (network.reason !== null) return `isolated, and it cannot be made here: no job starts: ${terminalText(network.reason)}`;
   const allowed = network.allow.length === 0 ? "each engine's own hosts" : `each engine's own hosts and ${terminalText(network.allow.join(', '))}`;
   const gateways = (network.gateways ?? []).map((one) => `${one.engine} calls ${terminalText(one.upstream)} through the daemon's gateway`);
-  return [`isolated: each job has a network of its own; it reaches ${allowed}${network.skills_may_allow ? ", and what its skill allows" : ''}`, ...gateways].join('; ');
+  const bridge = typeof network.bridge === 'string' ? ` (its bridge: ${terminalText(network.bridge)})` : '';
+  return [`isolated: each job has a network of its own${bridge}; it reaches ${allowed}${network.skills_may_allow ? ", and what its skill allows" : ''}`, ...gateways].join('; ');
 }
 
 /** `512 (cgroup v1)`, `4 GiB (not enforced: no cgroup v1 hierarchy of memory)`, `none`. */

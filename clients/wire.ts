@@ -105,6 +105,8 @@ export interface NetworkStatus {
   skills_may_allow: boolean;
   /** Absent from daemons before the model gateway. */
   gateways?: { engine: string; upstream: string }[];
+  /** What leads each job's loopback to the daemon (`socat`, `node`); null on the host's network; absent from older daemons. */
+  bridge?: string | null;
 }
 
 /** `daemon/status.sandbox`: the mode, what new jobs get, why not, and who engines are. */

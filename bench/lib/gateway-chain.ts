@@ -1,9 +1,11 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { newGatewayToken, tokenHash } from '../../daemon/network/gateway-token.js';
-import { BRIDGE_SCRIPT } from '../../daemon/sandbox/network-bridge.js';
+import { descendants, listProcesses } from '../../daemon/process/proc.js';
+import { BRIDGE_SCRIPT, SOCAT_BRIDGE_SCRIPT } from '../../daemon/sandbox/network-bridge.js';
 import { spawnReadyProcess, spawnServerChild, type ServerChild } from './server-child.js';
 
 /**
@@ -11,7 +13,9 @@ import { spawnReadyProcess, spawnServerChild, type ServerChild } from './server-
  * 127.0.0.1, a job's gateway on a Unix socket (the daemon's proxy and gateway code), and the
  * job's bridge script on another port of 127.0.0.1 leading each connection to that socket. Inside
  * a sandbox the bridge listens in the job's network namespace; on loopback the namespace adds
- * nothing to a connection, so here it runs on the host.
+ * nothing to a connection, so here it runs on the host. The bridge is the one a daemon here
+ * chooses (network-bridge.ts): socat where socat and setpriv are installed (run in a PID namespace
+ * of its own, bwrap's, so that its socats end with it), else node.
  */
 export interface GatewayChain {
   /** The provider's key: what a direct call carries. */
@@ -23,6 +27,9 @@ export interface GatewayChain {
   upstream: ServerChild;
   gateway: ServerChild;
   bridge: ServerChild;
+  bridgeKind: 'socat' | 'node';
+  /** The bridge's processes now: node's one, or each socat (the listener and one per open connection). */
+  bridgePids(): number[];
   /** The floor: a port of another bridge, whose socket leads to a plain byte relay in the gateway's place (byte-relay-main.ts); calls carry the key. */
   relayPort: number;
   stop(): Promise<void>;
@@ -45,19 +52,41 @@ export async function startGatewayChain(dir: string): Promise<GatewayChain> {
     const socket = join(dir, 'proxy.sock');
     const gateway = await spawnServerChild(dir, 'gateway-main', [socket, `http://127.0.0.1:${upstreamPort}`, tokenHash(token), key]);
     started.push(gateway);
-    const script = join(dir, 'bridge.cjs');
-    await writeFile(script, BRIDGE_SCRIPT);
+    const socat = socatBridge();
+    const script = join(dir, socat === null ? 'bridge.cjs' : 'bridge.sh');
+    await writeFile(script, socat === null ? BRIDGE_SCRIPT : SOCAT_BRIDGE_SCRIPT);
+    const bridgeOf = (label: string, port: number, to: string): Promise<ServerChild> => {
+      const holder = ['--', process.execPath, '-e', HOLDER];
+      if (socat === null) return spawnReadyProcess(dir, label, [script, `127.0.0.1:${port}=${to}`, ...holder]);
+      return spawnReadyProcess(dir, label, ['--dev-bind', '/', '/', '--proc', '/proc', '--unshare-pid', '--die-with-parent', '/bin/sh', script, socat.setpriv, socat.socat, `127.0.0.1:${port}=${to}`, ...holder], socat.bwrap);
+    };
     const bridgePort = await freePort();
-    const bridge = await spawnReadyProcess(dir, 'the network bridge', [script, `127.0.0.1:${bridgePort}=${socket}`, '--', process.execPath, '-e', HOLDER]);
+    const bridge = await bridgeOf('the network bridge', bridgePort, socket);
     started.push(bridge);
     const relaySocket = join(dir, 'relay.sock');
     started.push(await spawnServerChild(dir, 'byte-relay-main', [relaySocket, String(upstreamPort)]));
     const relayPort = await freePort();
-    started.push(await spawnReadyProcess(dir, 'the byte relay\'s bridge', [script, `127.0.0.1:${relayPort}=${relaySocket}`, '--', process.execPath, '-e', HOLDER]));
-    return { key, token, upstreamPort, bridgePort, upstream, gateway, bridge, relayPort, stop };
+    started.push(await bridgeOf('the byte relay\'s bridge', relayPort, relaySocket));
+    const bridgePids = (): number[] => (socat === null ? [bridge.pid] : descendants(bridge.pid, listProcesses()).map((p) => p.pid).filter((pid) => commandOf(pid) === 'socat'));
+    return { key, token, upstreamPort, bridgePort, upstream, gateway, bridge, bridgeKind: socat === null ? 'node' : 'socat', bridgePids, relayPort, stop };
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/** bwrap, setpriv and socat where all three are installed: the socat bridge; else null, the node bridge. */
+function socatBridge(): { bwrap: string; setpriv: string; socat: string } | null {
+  const find = (name: string): string | null => [`/usr/bin/${name}`, `/bin/${name}`].find((path) => existsSync(path)) ?? null;
+  const [bwrap, setpriv, socat] = [find('bwrap'), find('setpriv'), find('socat')];
+  return bwrap === null || setpriv === null || socat === null ? null : { bwrap, setpriv, socat };
+}
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
   }
 }
 

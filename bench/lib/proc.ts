@@ -18,6 +18,8 @@ export interface ProcSample {
   at: number;
   /** utime + stime of the process itself (not its children), in clock ticks. */
   cpuTicks: number;
+  /** cutime + cstime: of its children it has waited for, in clock ticks. */
+  childTicks: number;
   /** Resident set size now, and its peak (VmHWM), in KiB. */
   rssKb: number;
   hwmKb: number;
@@ -31,7 +33,7 @@ export function sampleProc(pid: number): ProcSample | null {
     // Fields after the command name (which may hold spaces): index 0 is field 3 (state), so utime (14) is 11, stime (15) is 12.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const cpuTicks = Number(fields[11]) + Number(fields[12]);
-    return { at: nowMs(), cpuTicks, rssKb: statusKb(status, 'VmRSS'), hwmKb: statusKb(status, 'VmHWM') };
+    return { at: nowMs(), cpuTicks, childTicks: Number(fields[13]) + Number(fields[14]), rssKb: statusKb(status, 'VmRSS'), hwmKb: statusKb(status, 'VmHWM') };
   } catch {
     return null;
   }

@@ -24,8 +24,8 @@ export async function spawnServerChild(dir: string, name: string, args: readonly
 }
 
 /** Starts node with `argv` in `dir` (`label` names it in errors); resolves once it prints a line `ready`. */
-export async function spawnReadyProcess(dir: string, label: string, argv: readonly string[]): Promise<ServerChild> {
-  const child = spawn(process.execPath, argv, { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'], env: benchEnv() });
+export async function spawnReadyProcess(dir: string, label: string, argv: readonly string[], program: string = process.execPath): Promise<ServerChild> {
+  const child = spawn(program, argv, { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'], env: benchEnv() });
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');

@@ -12,22 +12,30 @@ export interface NetworkConfig {
   allow: AllowEntry[];
   /** Whether a skill's `network.allow` (runner.json) adds to its jobs' allow-list. */
   skills_may_allow: boolean;
+  /** What leads a job's loopback to the daemon (sandbox/network-bridge.ts): `auto`, socat where the system has it, else node. */
+  bridge: NetworkBridge;
 }
+
+/** The bridges of `network.bridge`. */
+export const NETWORK_BRIDGES = ['auto', 'socat', 'node'] as const;
+export type NetworkBridge = (typeof NETWORK_BRIDGES)[number];
 
 type Fail = (key: string, problem: string) => never;
 type Raw = Record<string, unknown>;
 
-export const DEFAULT_NETWORK: NetworkConfig = { mode: null, allow: [], skills_may_allow: true };
+export const DEFAULT_NETWORK: NetworkConfig = { mode: null, allow: [], skills_may_allow: true, bridge: 'auto' };
 
 export function validateNetwork(raw: unknown, fail: Fail): NetworkConfig {
   if (raw === undefined) return DEFAULT_NETWORK;
   if (typeof raw === 'string') return { ...DEFAULT_NETWORK, mode: networkMode(raw, 'network', fail) };
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail('network', `must be one of ${NETWORK_MODES.join(', ')}, or an object`);
   const given = raw as Raw;
-  for (const key of Object.keys(given)) if (!['mode', 'allow', 'skills_may_allow'].includes(key)) fail(`network.${key}`, 'is unknown');
+  for (const key of Object.keys(given)) if (!['mode', 'allow', 'skills_may_allow', 'bridge'].includes(key)) fail(`network.${key}`, 'is unknown');
   const mayAllow = given['skills_may_allow'] ?? true;
   if (typeof mayAllow !== 'boolean') fail('network.skills_may_allow', 'must be true or false');
-  return { mode: given['mode'] === undefined ? null : networkMode(given['mode'], 'network.mode', fail), allow: allowList(given['allow'] ?? [], 'network.allow', fail), skills_may_allow: mayAllow as boolean };
+  const bridge = given['bridge'] ?? 'auto';
+  if (typeof bridge !== 'string' || !(NETWORK_BRIDGES as readonly string[]).includes(bridge)) fail('network.bridge', `must be one of ${NETWORK_BRIDGES.join(', ')}, not ${JSON.stringify(bridge)}`);
+  return { mode: given['mode'] === undefined ? null : networkMode(given['mode'], 'network.mode', fail), allow: allowList(given['allow'] ?? [], 'network.allow', fail), skills_may_allow: mayAllow as boolean, bridge: bridge as NetworkBridge };
 }
 
 /**

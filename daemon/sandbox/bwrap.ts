@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { isWithin } from '../../rpc/within-folder.js';
-import { bridgeCommand, type Mount, type RunAs, type SandboxPlan } from './plan.js';
+import { bridgeCommand } from './network-bridge.js';
+import type { Mount, RunAs, SandboxPlan } from './plan.js';
 
 /** The bubblewrap executable: Debian's package puts it on the PATH. */
 export const BWRAP = 'bwrap';
@@ -57,7 +58,7 @@ export function bwrapOptions(plan: SandboxPlan, fds: PlanFds, env: Readonly<Reco
  */
 export function bwrapCommand(plan: SandboxPlan, argv: readonly string[]): string[] {
   const [first, ...rest] = argv;
-  const bridge = plan.network === null ? [] : bridgeCommand(plan.network);
+  const bridge = plan.network === null ? [] : bridgeCommand(plan.network.bridge, plan.network.listeners);
   return ['--', ...(plan.runAs === null ? [] : becomeUser(plan.runAs)), ...bridge, ...(first === undefined ? [] : [plan.program ?? first, ...rest])];
 }
 

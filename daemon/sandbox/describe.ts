@@ -26,7 +26,8 @@ export function describePlan(plan: SandboxPlan): string {
 function networkText(network: SandboxPlan['network']): string {
   if (network === null) return "Its network is the host's.";
   const listeners = network.listeners.map((one) => `\`${one.host}:${one.port}\` (\`${one.socket}\`)`);
-  return `Its network is its own, loopback alone; the bridge, run by \`${network.node}\`, is its parent there and leads ${listeners.join(', ')} to the daemon's sockets.`;
+  const bridge = network.bridge.kind === 'socat' ? `a socat (\`${network.bridge.program}\`) for each address, started before the engine and ended with it,` : `run by \`${network.bridge.program}\`, is its parent there and`;
+  return `Its network is its own, loopback alone; the bridge, ${bridge} leads ${listeners.join(', ')} to the daemon's sockets.`;
 }
 
 function describeMount(mount: Mount): string {

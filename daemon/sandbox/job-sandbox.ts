@@ -7,6 +7,7 @@ import { refuseInputPaths, ownPlace, type InputPath } from './input-paths.js';
 import { installedProgram } from './install-folder.js';
 import { claim, jobHomes } from './job-home.js';
 import { decideNetwork, type NetworkView } from './network-mode.js';
+import type { Bridge } from './network-bridge.js';
 import { planSandbox, type JobNetwork, type RunAs, type SandboxPlan } from './plan.js';
 import type { SandboxProbe } from './probe.js';
 import type { SystemPath } from './system-paths.js';
@@ -36,8 +37,8 @@ export interface SandboxSetup {
   engines: Readonly<Record<EngineName, { command: readonly string[]; readOnly: readonly string[]; readWrite: readonly string[] }>>;
   /** The daemon runs as root. */
   asRoot: boolean;
-  /** The node the bridge of a job's own network runs on (plan.ts, `HostPaths.node`). */
-  node: { program: string; shown: readonly string[] };
+  /** The bridge of a job's own network (network-bridge.ts). */
+  bridge: Bridge;
   /** What decides jobs' network. */
   network: Parameters<typeof decideNetwork>[0];
 }
@@ -62,7 +63,7 @@ export class JobSandbox {
     else if (probe.available) this.view = { mode, isolation: 'sandbox', reason: null, user: shown };
     else this.view = { mode, isolation: 'none', reason: probe.reason, user: null };
     const network = decideNetwork(setup.network, this.view.isolation, this.view.reason);
-    this.network = network.view;
+    this.network = network.view.mode === 'isolated' && network.refusal === null ? { ...network.view, bridge: setup.bridge.kind } : network.view;
     this.#networkRefusal = network.refusal;
   }
 
@@ -108,7 +109,7 @@ export class JobSandbox {
     const { command, readOnly, readWrite } = setup.engines[job.engine];
     const installed = installedProgram(command[0] ?? '', env['PATH'], folder.workspace, (one) => ownPlace(one, setup.own, false));
     const present = (paths: readonly string[], folders = false): string[] => paths.filter((path) => existsSync(path) && statSync(path).isDirectory() === folders);
-    const host = { system: setup.system, installed, extra: { readOnly, readWrite }, user: setup.user, switchUser: setup.switched, tmpBytes, own: setup.own, node: setup.node };
+    const host = { system: setup.system, installed, extra: { readOnly, readWrite }, user: setup.user, switchUser: setup.switched, tmpBytes, own: setup.own, bridge: setup.bridge };
     return planSandbox(host, {
       workspace: folder.workspace,
       skill: folder.skill,

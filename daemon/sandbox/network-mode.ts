@@ -16,6 +16,8 @@ export interface NetworkView {
   skills_may_allow: boolean;
   /** The engines whose model calls go through the daemon's gateway, and the provider each calls. */
   gateways: { engine: string; upstream: string }[];
+  /** What leads each job's loopback to the daemon (network-bridge.ts); null where jobs get the host's network. */
+  bridge: 'socat' | 'node' | null;
 }
 
 /**
@@ -34,7 +36,7 @@ const SOCKET_TAIL_BYTES = '/net/'.length + 32 + '/forward-65535.sock'.length;
 export function decideNetwork(config: { network: NetworkConfig; state_dir: string; engines?: Readonly<Record<string, { gateway: GatewayConfig | null }>> }, isolation: Isolation, sandboxReason: string | null): { view: NetworkView; refusal: string | null } {
   const { mode, allow, skills_may_allow } = config.network;
   const gateways = Object.entries(config.engines ?? {}).flatMap(([engine, { gateway }]) => (gateway === null ? [] : [{ engine, upstream: gateway.upstream }]));
-  const base = { configured: mode, allow: allow.map((entry: AllowEntry) => entry.text), skills_may_allow, gateways };
+  const base = { configured: mode, allow: allow.map((entry: AllowEntry) => entry.text), skills_may_allow, gateways, bridge: null };
   if (mode === 'open') return { view: { ...base, mode: 'open', reason: 'the config says so (network: "open")' }, refusal: null };
   const socketBytes = Buffer.byteLength(config.state_dir) + SOCKET_TAIL_BYTES;
   let cannot: string | null = null;

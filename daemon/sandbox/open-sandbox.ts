@@ -2,6 +2,8 @@ import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname } from 'node:path';
 import { ConfigError, type Config } from '../base/config.js';
+import type { NetworkBridge } from '../base/config-network.js';
+import type { Bridge } from './network-bridge.js';
 import { ENGINE_NAMES, type EngineName } from '../model/job.js';
 import type { Logger } from '../base/logger.js';
 import { engineHome } from './engine-homes.js';
@@ -44,9 +46,8 @@ export async function openSandbox(config: Config, env: Readonly<Record<string, s
   else probe = await probeSandbox(run, env, system, found.user, found.switched, config.network.mode !== 'open');
   const user = 'problem' in found ? { uid: -1, gid: -1, user: 'none', group: 'none' } : found.user;
   const asRoot = process.getuid?.() === 0;
-  // The node this daemon runs on runs the bridge of each job's own network (network-bridge.ts).
-  const node = installedProgram(process.execPath, undefined, '/', (one) => ownPlace(one, own, false)) ?? { program: process.execPath, shown: [] };
-  const sandbox = new JobSandbox({ mode: config.sandbox.mode, probe, own, user, switched: 'problem' in found ? false : found.switched, system, engines, asRoot, node, network: config });
+  const bridge = chooseBridge(config.network.bridge, env['PATH'], own);
+  const sandbox = new JobSandbox({ mode: config.sandbox.mode, probe, own, user, switched: 'problem' in found ? false : found.switched, system, engines, asRoot, bridge, network: config });
   const { view } = sandbox;
   sayNetwork(sandbox, logger);
   if (view.isolation === 'sandbox') return sandbox;
@@ -56,6 +57,27 @@ export async function openSandbox(config: Config, env: Readonly<Record<string, s
   const claude = sandbox.refuseJob('claude');
   if (claude !== null && sandbox.refusal() === null) logger.warn({ engine: 'claude' }, claude.message);
   return sandbox;
+}
+
+/**
+ * The bridge of each job's own network (network-bridge.ts, `network.bridge`): socat where it and
+ * setpriv are among the system's programs (found on the daemon's PATH, and shown to every
+ * sandbox anyway), else the node this daemon runs on. `socat` asked for and not there stops
+ * start-up.
+ */
+export function chooseBridge(wanted: NetworkBridge, path: string | undefined, own: SandboxPlan['own']): Bridge {
+  const refused = (one: string): boolean => ownPlace(one, own, false);
+  if (wanted !== 'node') {
+    const [socat, setpriv] = ['socat', 'setpriv'].map((name) => {
+      const found = installedProgram(name, path ?? '/usr/bin:/bin', '/', refused);
+      return { name, found: found !== null && found.shown.length === 0 ? found.program : null };
+    }) as [{ name: string; found: string | null }, { name: string; found: string | null }];
+    if (socat.found !== null && setpriv.found !== null) return { kind: 'socat', program: socat.found, setpriv: setpriv.found };
+    const missing = [socat, setpriv].filter((one) => one.found === null).map((one) => one.name);
+    if (wanted === 'socat') throw new ConfigError(`config key "network.bridge" is "socat", but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not on the PATH among the system's programs, which every sandbox is shown: install ${missing.join(' and ')} (Debian: apt-get install socat util-linux), or use "auto" or "node"`);
+  }
+  const node = installedProgram(process.execPath, undefined, '/', refused) ?? { program: process.execPath, shown: [] };
+  return { kind: 'node', program: node.program, shown: node.shown };
 }
 
 /** Says at start what jobs' network is, loudly where it is not their own. */

@@ -1,5 +1,5 @@
 import { sizeText } from '../../rpc/size.js';
-import { BRIDGE_SCRIPT, BRIDGE_SCRIPT_PATH, NETWORK_DIR, bridgeArgs, type BridgeListener } from './network-bridge.js';
+import { NETWORK_DIR, bridgeScript, type Bridge, type BridgeListener } from './network-bridge.js';
 import type { SystemPath } from './system-paths.js';
 
 /**
@@ -21,9 +21,9 @@ export interface SandboxPlan {
   readonly program: string | null;
   /**
    * The job's own network (docs/network.md): a namespace with loopback alone, where the bridge
-   * (network-bridge.ts), started by `node`, is the engine's parent; null: the host's network.
+   * (network-bridge.ts) runs first; null: the host's network.
    */
-  readonly network: { node: string; listeners: readonly BridgeListener[] } | null;
+  readonly network: { bridge: Bridge; listeners: readonly BridgeListener[] } | null;
   /**
    * The daemon's own places: its state, socket, runtime and config (`places`), its skills
    * folders, and its user's home. A path a job's input names may be none of them nor hold one,
@@ -75,8 +75,8 @@ export interface HostPaths {
   /** The size of the private `/tmp`. */
   tmpBytes: number;
   own: SandboxPlan['own'];
-  /** The node the bridge of a job's own network runs on, by its real path, and the folders shown for it (none where the system's). */
-  node: { program: string; shown: readonly string[] };
+  /** The bridge of a job's own network (network-bridge.ts). */
+  bridge: Bridge;
 }
 
 /** A job's own network (docs/network.md): its folder of the daemon's sockets, what the bridge listens on, and the proxy's variables. */
@@ -155,25 +155,20 @@ export function planSandbox(host: HostPaths, job: JobPaths): SandboxPlan {
     env: { IS_SANDBOX: '1', ...(host.switchUser ? GIT_TRUSTS_SHOWN : {}), ...job.network?.env },
     runAs: host.switchUser ? host.user : null,
     program: host.installed?.program ?? null,
-    network: job.network === null ? null : { node: host.node.program, listeners: job.network.listeners },
+    network: job.network === null ? null : { bridge: host.bridge, listeners: job.network.listeners },
     own: host.own,
   };
 }
 
-/** What a job's own network shows: the daemon's sockets for it, the bridge's script, and the node it runs on. */
+/** What a job's own network shows: the daemon's sockets for it, the bridge's script, and the node it runs on where that is not the system's. */
 function networkMounts(host: HostPaths, network: JobNetwork): Mount[] {
   // A network that could not be opened has no way out, and no folder to show.
   const folder: Mount[] = network.listeners.length === 0 ? [] : [{ kind: 'bind', path: NETWORK_DIR, source: network.folder, access: 'read_only', what: `the job's own way out: the daemon's proxy and forwarded ports, \`${network.folder}\``, role: 'job' }];
   return [
     ...folder,
-    { kind: 'text', path: BRIDGE_SCRIPT_PATH, text: BRIDGE_SCRIPT, what: "made by the daemon: the bridge from the job's loopback to the daemon's sockets" },
-    ...host.node.shown.map((path): Mount => ({ kind: 'bind', path, source: path, access: 'read_only', what: 'the node the bridge runs on', role: 'system' })),
+    { kind: 'text', ...bridgeScript(host.bridge), what: `made by the daemon: the bridge (${host.bridge.kind}) from the job's loopback to the daemon's sockets` },
+    ...(host.bridge.kind === 'node' ? host.bridge.shown : []).map((path): Mount => ({ kind: 'bind', path, source: path, access: 'read_only', what: 'the node the bridge runs on', role: 'system' })),
   ];
-}
-
-/** The bridge's command line in front of the engine's, for a plan with a network of its own. */
-export function bridgeCommand(network: NonNullable<SandboxPlan['network']>): string[] {
-  return [network.node, BRIDGE_SCRIPT_PATH, ...bridgeArgs(network.listeners)];
 }
 
 /** The passwd file inside: root, and the engine's user with the job's home. */

@@ -47,7 +47,7 @@ export async function probeSandbox(run: ShortRunner, env: Readonly<Record<string
     try {
       const { numbers, fds } = handOver(opened, 3);
       // The namespace alone: the bridge that a job's network starts needs nothing the probe lacks.
-      const options = bwrapOptions({ ...opened.plan, network: network ? { node: process.execPath, listeners: [] } : null }, numbers, { PATH: env['PATH'] ?? '/usr/bin:/bin' });
+      const options = bwrapOptions({ ...opened.plan, network: network ? { bridge: { kind: 'node', program: process.execPath, shown: [] }, listeners: [] } : null }, numbers, { PATH: env['PATH'] ?? '/usr/bin:/bin' });
       result = await run([BWRAP, ...options, ...bwrapCommand(opened.plan, NESTED)], env, PROBE_TIMEOUT_MS, fds);
     } finally {
       opened.close();

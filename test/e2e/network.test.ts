@@ -4,6 +4,7 @@
 // refusal through the proxy is an event of the job. What its skill's allow entry names, it
 // reaches, straight (a forwarded loopback port) and through the proxy, and nothing else.
 import t from 'tap';
+import { existsSync } from 'node:fs';
 import { lanAddress, refusalsOf, trapListener as trap } from '../helpers/network.js';
 import { NO_SANDBOX } from '../helpers/sandbox.js';
 import { runSkillctl } from '../helpers/skillctl.js';
@@ -11,17 +12,20 @@ import { hostDaemon, reachOf, runJob, widenSchema } from '../helpers/sandbox-hos
 
 const ROOT_USER = process.getuid?.() === 0;
 
-const variants = ROOT_USER ? [{ as: 'root', uid: undefined }, { as: 'an unprivileged user of its own', uid: 65534 }] : [{ as: 'its own user', uid: undefined }];
+// The bridge a daemon here chooses (socat where socat and setpriv are installed), and the node bridge asked for by the config.
+const SOCAT_HERE = ['socat', 'setpriv'].every((name) => existsSync(`/usr/bin/${name}`));
+const own = ROOT_USER ? [{ as: 'root', uid: undefined }, { as: 'an unprivileged user of its own', uid: 65534 }] : [{ as: 'its own user', uid: undefined }];
+const variants = [...own.map((one) => ({ ...one, bridge: SOCAT_HERE ? 'socat' : 'node', config: {} })), { ...(own[0] as { as: string; uid: undefined }), bridge: 'node', config: { network: { bridge: 'node' } } }];
 
 for (const variant of variants) {
-  t.test(`the daemon as ${variant.as}: a job reaches what its allow-list names and nothing else`, { skip: NO_SANDBOX }, async (t) => {
+  t.test(`the daemon as ${variant.as}, the ${variant.bridge} bridge: a job reaches what its allow-list names and nothing else`, { skip: NO_SANDBOX }, async (t) => {
     const forbidden = await trap('forbidden');
     const allowed = await trap('allowed');
     const lan = lanAddress();
-    const { daemon } = await hostDaemon({ uid: variant.uid, prepare: (dir) => widenSchema(dir, 'echo-auto', {}, { network: { allow: [`127.0.0.1:${allowed.port}`] } }) });
+    const { daemon } = await hostDaemon({ uid: variant.uid, config: () => variant.config, prepare: (dir) => widenSchema(dir, 'echo-auto', {}, { network: { allow: [`127.0.0.1:${allowed.port}`] } }) });
     const client = await daemon.client();
-    const status = await client.request<{ network: { mode: string; reason: string | null } }>('daemon/status');
-    t.match(status.network, { mode: 'isolated', reason: null }, 'status says jobs get their own network');
+    const status = await client.request<{ network: { mode: string; reason: string | null; bridge: string | null } }>('daemon/status');
+    t.match(status.network, { mode: 'isolated', reason: null, bridge: variant.bridge }, 'status says jobs get their own network, and its bridge');
     const dial = {
       "the host's loopback": { host: '127.0.0.1', port: forbidden.port },
       'the cloud metadata address': { host: '169.254.169.254', port: 80 },

@@ -158,7 +158,7 @@ t.test('status, skills and engines answer in human and JSON form', async (t) => 
   t.match(status.stdout, /^internal errors:\s+none$/m);
   t.notMatch(status.stdout, /[{}]/, 'no JSON in the human form');
   t.match(status.stdout, /^sandbox:\s+preferred: jobs run (in a sandbox, as \S+ \(uid \d+\)(, not the daemon's user)?|without a sandbox: .+)$/m, 'the sandbox, and who jobs run as');
-  t.match(status.stdout, /^network:\s+(isolated: each job has a network of its own; it reaches each engine's own hosts, and what its skill allows|open: jobs share the host's network: jobs run without a sandbox.+)$/m, "the network: each job's own where the sandbox runs");
+  t.match(status.stdout, /^network:\s+(isolated: each job has a network of its own \(its bridge: (socat|node)\); it reaches each engine's own hosts, and what its skill allows|open: jobs share the host's network: jobs run without a sandbox.+)$/m, "the network: each job's own where the sandbox runs");
   t.match(status.stdout, /^limit processes:\s+512 processes \((cgroup v[12]|not enforced: .+)\)$/m, 'each limit, and whether it holds');
   t.match(status.stdout, /^limit tmp:\s+512 MiB \(/m);
   t.match(status.stdout, /^limit workspace:\s+10 GiB \(measured at each turn's end/m);

@@ -9,6 +9,9 @@ import { FakeClock } from '../helpers/fake-clock.js';
 import { engineAllowEntries, hostPortOf } from '../../daemon/network/engine-hosts.js';
 import { REFUSALS_PER_WINDOW, REFUSAL_WINDOW_MS, RefusalLimiter, type Refusal } from '../../daemon/network/refusals.js';
 import { decideNetwork } from '../../daemon/sandbox/network-mode.js';
+import { chooseBridge } from '../../daemon/sandbox/open-sandbox.js';
+import { ConfigError } from '../../daemon/base/config.js';
+import { existsSync, realpathSync } from 'node:fs';
 import { loadSkill, SkillLoadError } from '../../daemon/skills/manifest.js';
 import { eventLine } from '../../clients/format.js';
 
@@ -19,9 +22,11 @@ const { load, problem } = configFiles(dir);
 
 const texts = (entries: ReadonlyArray<{ text: string }>): string[] => entries.map((entry) => entry.text);
 
-t.test('network: a mode alone, or an object with the mode, the allow-list and whether skills may add to it', async (t) => {
-  t.same((await load({})).network, { mode: null, allow: [], skills_may_allow: true }, 'not given: decided at start');
-  t.same((await load({ network: 'open' })).network, { mode: 'open', allow: [], skills_may_allow: true });
+t.test('network: a mode alone, or an object with the mode, the allow-list, whether skills may add to it and the bridge', async (t) => {
+  t.same((await load({})).network, { mode: null, allow: [], skills_may_allow: true, bridge: 'auto' }, 'not given: decided at start');
+  t.same((await load({ network: 'open' })).network, { mode: 'open', allow: [], skills_may_allow: true, bridge: 'auto' });
+  t.equal((await load({ network: { bridge: 'node' } })).network.bridge, 'node');
+  t.match(await problem({ network: { bridge: 'netcat' } }), /"network.bridge" must be one of auto, socat, node, not "netcat"/);
   const given = (await load({ network: { mode: 'isolated', allow: ['registry.npmjs.org:443', '*.pypi.org:443', '127.0.0.1:11434'], skills_may_allow: false } })).network;
   t.same([given.mode, texts(given.allow), given.skills_may_allow], ['isolated', ['registry.npmjs.org:443', '*.pypi.org:443', '127.0.0.1:11434'], false]);
   t.match(await problem({ network: 'closed' }), /"network" must be one of isolated, open/);
@@ -32,6 +37,26 @@ t.test('network: a mode alone, or an object with the mode, the allow-list and wh
   t.match(await problem({ network: { allow: 'example.com:443' } }), /"network.allow" must be a list of host:port or \*.domain:port entries/);
   t.match(await problem({ network: { allow: ['example.com'] } }), /"network.allow" has "example.com", which /, 'the entry at fault is named');
   t.match(await problem({ network: { allow: ['https://example.com/'] } }), /"network.allow" has "https:\/\/example.com\/", which /);
+});
+
+t.test('the bridge: socat where it and setpriv are among the system\'s programs on the PATH, else node; socat asked for and not there stops start-up', async (t) => {
+  const own = { places: ['/var/lib/skilld'], skills: [], home: '/var/lib/skilld' };
+  const node = chooseBridge('node', '/usr/bin:/bin', own);
+  t.match(node, { kind: 'node', program: realpathSync(process.execPath) }, 'node asked for: the node the daemon runs on');
+  const empty = await mkdtemp(join(tmpdir(), 'skilld-no-socat-'));
+  t.teardown(() => rm(empty, { recursive: true, force: true }));
+  t.equal(chooseBridge('auto', empty, own).kind, 'node', 'no socat on the PATH: node');
+  t.throws(() => chooseBridge('socat', empty, own), ConfigError);
+  t.throws(() => chooseBridge('socat', empty, own), /"network.bridge" is "socat", but socat and setpriv are not on the PATH among the system's programs/);
+  // A socat outside the system's programs (which every sandbox is shown) is not taken.
+  const elsewhere = await mkdtemp(join(tmpdir(), 'skilld-socat-'));
+  t.teardown(() => rm(elsewhere, { recursive: true, force: true }));
+  await writeFile(join(elsewhere, 'socat'), '#!/bin/sh\n', { mode: 0o755 });
+  await writeFile(join(elsewhere, 'setpriv'), '#!/bin/sh\n', { mode: 0o755 });
+  t.equal(chooseBridge('auto', elsewhere, own).kind, 'node', 'a socat outside /usr: node');
+  const installed = ['socat', 'setpriv'].every((name) => existsSync(`/usr/bin/${name}`));
+  if (installed) t.same(chooseBridge('auto', '/usr/bin', own), { kind: 'socat', program: realpathSync('/usr/bin/socat'), setpriv: realpathSync('/usr/bin/setpriv') });
+  else t.comment('socat or setpriv is not installed here: the choice of socat is not checked');
 });
 
 t.test('engines.<name>.network.allow: entries for one engine\'s jobs', async (t) => {
@@ -93,9 +118,9 @@ t.test("each engine's own hosts, and the host of each model endpoint its configu
 });
 
 t.test('what jobs get: their own network where the sandbox runs, else the host\'s, said; isolated asked for and impossible stops every job', async (t) => {
-  const network = (mode: 'isolated' | 'open' | null) => ({ mode, allow: [], skills_may_allow: true });
+  const network = (mode: 'isolated' | 'open' | null) => ({ mode, allow: [], skills_may_allow: true, bridge: 'auto' as const });
   const here = { state_dir: '/var/lib/skilld' };
-  t.same(decideNetwork({ ...here, network: network(null) }, 'sandbox', null), { view: { configured: null, allow: [], skills_may_allow: true, gateways: [], mode: 'isolated', reason: null }, refusal: null });
+  t.same(decideNetwork({ ...here, network: network(null) }, 'sandbox', null), { view: { configured: null, allow: [], skills_may_allow: true, gateways: [], bridge: null, mode: 'isolated', reason: null }, refusal: null });
   const open = decideNetwork({ ...here, network: network('open') }, 'sandbox', null);
   t.same([open.view.mode, open.view.reason, open.refusal], ['open', 'the config says so (network: "open")', null]);
   const fallback = decideNetwork({ ...here, network: network(null) }, 'none', 'bwrap is missing');

@@ -29,7 +29,7 @@ const SYSTEMD: HostPaths = {
   switchUser: false,
   tmpBytes: 512 * 1024 * 1024,
   own: { places: ['/var/lib/skilld', '/run/skilld', '/etc/skilld/config.json'], skills: ['/var/lib/skilld/skills'], home: '/var/lib/skilld' },
-  node: { program: '/usr/bin/node', shown: [] },
+  bridge: { kind: 'node', program: '/usr/bin/node', shown: [] },
 };
 const RUN = '/var/lib/skilld/runs/job-78c062d598-0mwwr1guz';
 /** A Codex job: its home in place of HOME; the configured home's config.toml and auth.json shared. */
@@ -154,17 +154,22 @@ t.test('docs/sandbox.md shows the plan of the systemd set-up as the code builds 
 
 t.test("a job's own network: a namespace of its own, its sockets' folder read-only, the bridge in front of the engine, the proxy's variables", async (t) => {
   const plan = planSandbox(SYSTEMD, NETWORKED);
-  t.same(plan.network, { node: '/usr/bin/node', listeners: NETWORKED.network?.listeners });
+  t.same(plan.network, { bridge: SYSTEMD.bridge, listeners: NETWORKED.network?.listeners });
   t.match(plan.mounts.find((m) => m.path === '/run/skilld/net'), { kind: 'bind', source: '/var/lib/skilld/net/job-78c062d598-0mwwr1guz', access: 'read_only', role: 'job' });
   t.match(plan.mounts.find((m) => m.path === '/run/skilld/bridge.cjs'), { kind: 'text', text: /skilld network bridge/ });
   t.same(plan.env, { IS_SANDBOX: '1', HTTPS_PROXY: 'http://127.0.0.1:3128', NO_PROXY: 'localhost,127.0.0.1,::1' });
   const argv = bwrapArgv(plan, new Map(plan.mounts.map((mount, i) => [mount, 10 + i])), ['codex', 'exec'], {});
   t.ok(argv.indexOf('--unshare-net') > 0 && argv.indexOf('--unshare-net') < argv.indexOf('--'), 'loopback alone');
   t.same(argv.slice(argv.indexOf('--')), ['--', '/usr/bin/node', '/run/skilld/bridge.cjs', '127.0.0.1:3128=/run/skilld/net/proxy.sock', '127.0.0.1:11434=/run/skilld/net/forward-11434.sock', '--', '/usr/lib/node_modules/@openai/codex/bin/codex.js', 'exec']);
-  const rooted = planSandbox({ ...SYSTEMD, user: { uid: 65534, gid: 65534, user: 'nobody', group: 'nogroup' }, switchUser: true, node: { program: '/opt/node/bin/node', shown: ['/opt/node'] } }, NETWORKED);
+  const rooted = planSandbox({ ...SYSTEMD, user: { uid: 65534, gid: 65534, user: 'nobody', group: 'nogroup' }, switchUser: true, bridge: { kind: 'node', program: '/opt/node/bin/node', shown: ['/opt/node'] } }, NETWORKED);
   const rootArgv = bwrapArgv(rooted, new Map(rooted.mounts.map((mount, i) => [mount, 10 + i])), ['codex'], {});
   t.same(rootArgv.slice(rootArgv.indexOf('--') + 7, rootArgv.indexOf('--') + 10), ['--', '/opt/node/bin/node', '/run/skilld/bridge.cjs'], 'as root: setpriv first, so that the bridge too is the unprivileged user');
   t.match(rooted.mounts.find((m) => m.path === '/opt/node'), { kind: 'bind', access: 'read_only' }, "a node outside the system's folders is shown");
+  const socat = planSandbox({ ...SYSTEMD, bridge: { kind: 'socat', program: '/usr/bin/socat', setpriv: '/usr/bin/setpriv' } }, NETWORKED);
+  const socatArgv = bwrapArgv(socat, new Map(socat.mounts.map((mount, i) => [mount, 10 + i])), ['codex', 'exec'], {});
+  t.same(socatArgv.slice(socatArgv.indexOf('--')), ['--', '/bin/sh', '/run/skilld/bridge.sh', '/usr/bin/setpriv', '/usr/bin/socat', '127.0.0.1:3128=/run/skilld/net/proxy.sock', '127.0.0.1:11434=/run/skilld/net/forward-11434.sock', '--', '/usr/lib/node_modules/@openai/codex/bin/codex.js', 'exec'], 'socat: a shell script in front of the engine, which it replaces');
+  t.match(socat.mounts.find((m) => m.path === '/run/skilld/bridge.sh'), { kind: 'text', text: /skilld network bridge/ });
+  t.notOk(socat.mounts.some((m) => m.path === '/run/skilld/bridge.cjs'), "no node bridge's script where socat bridges");
   const closed = planSandbox(SYSTEMD, { ...NETWORKED, network: { folder: '', listeners: [], env: {} } });
   t.notOk(closed.mounts.some((m) => m.path === '/run/skilld/net'), 'a network that could not be opened: no way out, no folder');
   t.same(closed.network?.listeners, []);
