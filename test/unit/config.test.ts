@@ -58,7 +58,7 @@ t.test('defaults without any XDG variables', async (t) => {
     engines_on_stop: 'keep',
     sandbox: { mode: 'preferred', read_only: [], pass_env: [], run_as: null },
     limits: { processes: 512, memory: 4 * 1024 ** 3, tmp: 512 * 1024 ** 2, workspace: 10 * 1024 ** 3 },
-    network: { mode: null, allow: [], skills_may_allow: true },
+    network: { mode: null, allow: [], skills_may_allow: true, bridge: 'auto' },
     access: { mode: 'owner', admins: [] },
     retention: { max_age_ms: 30 * 24 * 3600 * 1000, max_jobs: null, interval_ms: 3600 * 1000 },
     notify: [],
