@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname } from 'node:path';
@@ -62,22 +63,31 @@ export async function openSandbox(config: Config, env: Readonly<Record<string, s
 /**
  * The bridge of each job's own network (network-bridge.ts, `network.bridge`): socat where it and
  * setpriv are among the system's programs (found on the daemon's PATH, and shown to every
- * sandbox anyway), else the node this daemon runs on. `socat` asked for and not there stops
- * start-up.
+ * sandbox anyway) and run as the bridge runs them (`works`: a setpriv older than util-linux 2.33
+ * has no `--pdeathsig`), else the node this daemon runs on. `socat` asked for and not there, or
+ * not working, stops start-up.
  */
-export function chooseBridge(wanted: NetworkBridge, path: string | undefined, own: SandboxPlan['own']): Bridge {
+export function chooseBridge(wanted: NetworkBridge, path: string | undefined, own: SandboxPlan['own'], works: (setpriv: string, socat: string) => boolean = socatRuns): Bridge {
   const refused = (one: string): boolean => ownPlace(one, own, false);
   if (wanted !== 'node') {
     const [socat, setpriv] = ['socat', 'setpriv'].map((name) => {
       const found = installedProgram(name, path ?? '/usr/bin:/bin', '/', refused);
       return { name, found: found !== null && found.shown.length === 0 ? found.program : null };
     }) as [{ name: string; found: string | null }, { name: string; found: string | null }];
-    if (socat.found !== null && setpriv.found !== null) return { kind: 'socat', program: socat.found, setpriv: setpriv.found };
+    if (socat.found !== null && setpriv.found !== null) {
+      if (works(setpriv.found, socat.found)) return { kind: 'socat', program: socat.found, setpriv: setpriv.found };
+      if (wanted === 'socat') throw new ConfigError(`config key "network.bridge" is "socat", but \`${setpriv.found} --pdeathsig KILL -- ${socat.found} -V\` does not run here (setpriv from util-linux 2.33 or later is needed): use "auto" or "node"`);
+    }
     const missing = [socat, setpriv].filter((one) => one.found === null).map((one) => one.name);
-    if (wanted === 'socat') throw new ConfigError(`config key "network.bridge" is "socat", but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not on the PATH among the system's programs, which every sandbox is shown: install ${missing.join(' and ')} (Debian: apt-get install socat util-linux), or use "auto" or "node"`);
+    if (wanted === 'socat' && missing.length > 0) throw new ConfigError(`config key "network.bridge" is "socat", but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not on the PATH among the system's programs, which every sandbox is shown: install ${missing.join(' and ')} (Debian: apt-get install socat util-linux), or use "auto" or "node"`);
   }
   const node = installedProgram(process.execPath, undefined, '/', refused) ?? { program: process.execPath, shown: [] };
   return { kind: 'node', program: node.program, shown: node.shown };
+}
+
+/** Whether setpriv starts socat as the socat bridge does, with a parent-death signal. */
+function socatRuns(setpriv: string, socat: string): boolean {
+  return spawnSync(setpriv, ['--pdeathsig', 'KILL', '--', socat, '-V'], { stdio: 'ignore', timeout: 5000 }).status === 0;
 }
 
 /** Says at start what jobs' network is, loudly where it is not their own. */

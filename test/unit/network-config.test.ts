@@ -55,8 +55,13 @@ t.test('the bridge: socat where it and setpriv are among the system\'s programs 
   await writeFile(join(elsewhere, 'setpriv'), '#!/bin/sh\n', { mode: 0o755 });
   t.equal(chooseBridge('auto', elsewhere, own).kind, 'node', 'a socat outside /usr: node');
   const installed = ['socat', 'setpriv'].every((name) => existsSync(`/usr/bin/${name}`));
-  if (installed) t.same(chooseBridge('auto', '/usr/bin', own), { kind: 'socat', program: realpathSync('/usr/bin/socat'), setpriv: realpathSync('/usr/bin/setpriv') });
-  else t.comment('socat or setpriv is not installed here: the choice of socat is not checked');
+  if (installed) {
+    t.same(chooseBridge('auto', '/usr/bin', own), { kind: 'socat', program: realpathSync('/usr/bin/socat'), setpriv: realpathSync('/usr/bin/setpriv') }, 'both there and working: socat');
+    // A setpriv without --pdeathsig (util-linux before 2.33): the socats would never start.
+    const broken = (): boolean => false;
+    t.equal(chooseBridge('auto', '/usr/bin', own, broken).kind, 'node', 'there, but not working: node');
+    t.throws(() => chooseBridge('socat', '/usr/bin', own, broken), /"network.bridge" is "socat", but `.*setpriv --pdeathsig KILL -- .*socat -V` does not run here/);
+  } else t.comment('socat or setpriv is not installed here: the choice of socat is not checked');
 });
 
 t.test('engines.<name>.network.allow: entries for one engine\'s jobs', async (t) => {
