@@ -4,7 +4,9 @@ import { Agent, request, type IncomingMessage } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { newGatewayToken, tokenHash } from '../../daemon/network/gateway-token.js';
+import { homedir } from 'node:os';
 import { descendants, listProcesses } from '../../daemon/process/proc.js';
+import { chooseBridge } from '../../daemon/sandbox/open-sandbox.js';
 import { BRIDGE_SCRIPT, SOCAT_BRIDGE_SCRIPT } from '../../daemon/sandbox/network-bridge.js';
 import { spawnReadyProcess, spawnServerChild, type ServerChild } from './server-child.js';
 
@@ -75,11 +77,11 @@ export async function startGatewayChain(dir: string): Promise<GatewayChain> {
   }
 }
 
-/** bwrap, setpriv and socat where all three are installed: the socat bridge; else null, the node bridge. */
+/** The socat bridge where a daemon here would take it and bwrap is there to give it a PID namespace; else null, the node bridge. */
 function socatBridge(): { bwrap: string; setpriv: string; socat: string } | null {
-  const find = (name: string): string | null => [`/usr/bin/${name}`, `/bin/${name}`].find((path) => existsSync(path)) ?? null;
-  const [bwrap, setpriv, socat] = [find('bwrap'), find('setpriv'), find('socat')];
-  return bwrap === null || setpriv === null || socat === null ? null : { bwrap, setpriv, socat };
+  const chosen = chooseBridge('auto', process.env['PATH'], { places: [], skills: [], home: homedir() });
+  const bwrap = ['/usr/bin/bwrap', '/bin/bwrap'].find((path) => existsSync(path));
+  return chosen.kind !== 'socat' || bwrap === undefined ? null : { bwrap, setpriv: chosen.setpriv, socat: chosen.program };
 }
 
 function commandOf(pid: number): string {

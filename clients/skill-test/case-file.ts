@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 
+const require = createRequire(import.meta.url);
 /** YAML's parser, loaded at the first YAML case (most cases are JSON; it takes ~25 ms to load). */
-const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
+const parseYaml = (text: string): unknown => (require('yaml') as typeof import('yaml')).parse(text);
 
 /**
  * One test case of a skill (`<skill>/tests/<case>.json`, or `.yaml`): the request, what the

@@ -62,8 +62,8 @@ export class JobSandbox {
     if (mode === 'off') this.view = { mode, isolation: 'none', reason: 'the config turns it off (sandbox: "off")', user: null };
     else if (probe.available) this.view = { mode, isolation: 'sandbox', reason: null, user: shown };
     else this.view = { mode, isolation: 'none', reason: probe.reason, user: null };
-    const network = decideNetwork(setup.network, this.view.isolation, this.view.reason);
-    this.network = network.view.mode === 'isolated' && network.refusal === null ? { ...network.view, bridge: setup.bridge.kind } : network.view;
+    const network = decideNetwork(setup.network, this.view.isolation, this.view.reason, setup.bridge.kind);
+    this.network = network.view;
     this.#networkRefusal = network.refusal;
   }
 

@@ -31,9 +31,10 @@ const SOCKET_TAIL_BYTES = '/net/'.length + 32 + '/forward-65535.sock'.length;
  * `open`. Where it cannot be made (no sandbox, or a state folder whose path leaves no room for a
  * socket's), `isolated` asked for by the config stops every job (`refusal`), as `sandbox:
  * "required"` does, and so does a model gateway; else the default falls back to the host's
- * network, said at start.
+ * network, said at start. `bridge` is what leads their loopback out where they get their own
+ * (network-bridge.ts); the view names it then.
  */
-export function decideNetwork(config: { network: NetworkConfig; state_dir: string; engines?: Readonly<Record<string, { gateway: GatewayConfig | null }>> }, isolation: Isolation, sandboxReason: string | null): { view: NetworkView; refusal: string | null } {
+export function decideNetwork(config: { network: NetworkConfig; state_dir: string; engines?: Readonly<Record<string, { gateway: GatewayConfig | null }>> }, isolation: Isolation, sandboxReason: string | null, bridge: NetworkView['bridge'] = null): { view: NetworkView; refusal: string | null } {
   const { mode, allow, skills_may_allow } = config.network;
   const gateways = Object.entries(config.engines ?? {}).flatMap(([engine, { gateway }]) => (gateway === null ? [] : [{ engine, upstream: gateway.upstream }]));
   const base = { configured: mode, allow: allow.map((entry: AllowEntry) => entry.text), skills_may_allow, gateways, bridge: null };
@@ -42,7 +43,7 @@ export function decideNetwork(config: { network: NetworkConfig; state_dir: strin
   let cannot: string | null = null;
   if (isolation !== 'sandbox') cannot = `jobs run without a sandbox, so without a network of their own (${sandboxReason ?? 'no sandbox'})`;
   else if (socketBytes > SOCKET_PATH_MAX_BYTES) cannot = `the state folder's path is too long for the sockets of a job's network (${socketBytes} bytes; a Unix socket path holds at most ${SOCKET_PATH_MAX_BYTES})`;
-  if (cannot === null) return { view: { ...base, mode: 'isolated', reason: null }, refusal: null };
+  if (cannot === null) return { view: { ...base, mode: 'isolated', reason: null, bridge }, refusal: null };
   if (mode === 'isolated') return { view: { ...base, mode: 'isolated', reason: cannot }, refusal: `the network of its own each job must have (network: "isolated") cannot be made here: ${cannot}` };
   // The gateway is reached through a job's own network alone: without one, its engines would have no key.
   if (gateways.length > 0) return { view: { ...base, mode: 'isolated', reason: cannot }, refusal: `the model gateway (${gateways.map((one) => `engines.${one.engine}.gateway`).join(', ')}) needs each job's own network, which cannot be made here: ${cannot}` };

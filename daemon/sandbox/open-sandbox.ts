@@ -70,15 +70,17 @@ export async function openSandbox(config: Config, env: Readonly<Record<string, s
 export function chooseBridge(wanted: NetworkBridge, path: string | undefined, own: SandboxPlan['own'], works: (setpriv: string, socat: string) => boolean = socatRuns): Bridge {
   const refused = (one: string): boolean => ownPlace(one, own, false);
   if (wanted !== 'node') {
-    const [socat, setpriv] = ['socat', 'setpriv'].map((name) => {
+    // Among the system's programs: a program found elsewhere would need folders of its own shown.
+    const system = (name: string): string | null => {
       const found = installedProgram(name, path ?? '/usr/bin:/bin', '/', refused);
-      return { name, found: found !== null && found.shown.length === 0 ? found.program : null };
-    }) as [{ name: string; found: string | null }, { name: string; found: string | null }];
-    if (socat.found !== null && setpriv.found !== null) {
-      if (works(setpriv.found, socat.found)) return { kind: 'socat', program: socat.found, setpriv: setpriv.found };
-      if (wanted === 'socat') throw new ConfigError(`config key "network.bridge" is "socat", but \`${setpriv.found} --pdeathsig KILL -- ${socat.found} -V\` does not run here (setpriv from util-linux 2.33 or later is needed): use "auto" or "node"`);
+      return found !== null && found.shown.length === 0 ? found.program : null;
+    };
+    const [socat, setpriv] = [system('socat'), system('setpriv')];
+    if (socat !== null && setpriv !== null) {
+      if (works(setpriv, socat)) return { kind: 'socat', program: socat, setpriv };
+      if (wanted === 'socat') throw new ConfigError(`config key "network.bridge" is "socat", but \`${setpriv} --pdeathsig KILL -- ${socat} -V\` does not run here (setpriv from util-linux 2.33 or later is needed): use "auto" or "node"`);
     }
-    const missing = [socat, setpriv].filter((one) => one.found === null).map((one) => one.name);
+    const missing = [socat === null ? 'socat' : null, setpriv === null ? 'setpriv' : null].filter((name) => name !== null);
     if (wanted === 'socat' && missing.length > 0) throw new ConfigError(`config key "network.bridge" is "socat", but ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not on the PATH among the system's programs, which every sandbox is shown: install ${missing.join(' and ')} (Debian: apt-get install socat util-linux), or use "auto" or "node"`);
   }
   const node = installedProgram(process.execPath, undefined, '/', refused) ?? { program: process.execPath, shown: [] };
