@@ -197,7 +197,9 @@ export class Retention {
   async #removeBatch(batch: string[]): Promise<string[]> {
     await Promise.all(batch.map((id) => this.#d.settled(id)));
     await Promise.all(batch.map((id) => this.#d.closeEvents(id)));
-    const removed = await this.#d.store.removeJobs(batch);
+    // In the order asked for: a store answers in its own (PostgreSQL's DELETE … RETURNING in none).
+    const gone = new Set(await this.#d.store.removeJobs(batch));
+    const removed = batch.filter((id) => gone.has(id));
     // One folder at a time: the I/O threads stay free for the requests being served meanwhile.
     for (const id of removed) await this.#removeFolder(id);
     return removed;
