@@ -16,10 +16,13 @@
 // gateway alternating after one uncounted answer each (the first long stream grows V8's young
 // generation to its cap, once: shown apart); the gateway's resident set is read from /proc every
 // 20 ms and as 10 % and 90 % of the answer have arrived, and what it metered is checked against
-// what was sent.
-import { Agent } from 'node:http';
+// what was sent. Then the same with the provider speaking TLS (a certificate of its own, trusted
+// by the gateway through NODE_EXTRA_CA_CERTS and by the direct calls): new-connection calls and
+// long answers, shown and not checked, since every real provider is reached that way.
+import { spawnSync } from 'node:child_process';
+import type { Agent } from 'node:http';
 import type { BenchContext, Benchmark } from './lib/context.js';
-import { callModel, requestBody, startGatewayChain, type CallResult, type GatewayChain } from './lib/gateway-chain.js';
+import { callModel, keptAlive, requestBody, startGatewayChain, type CallResult, type GatewayChain } from './lib/gateway-chain.js';
 import { DELTA_BYTES, INPUT_TOKENS, planStream } from './lib/model-stream.js';
 import { CLK_TCK, sampleProc, type ProcSample } from './lib/proc.js';
 import { fmt, fmtSummary, median, summarize } from './lib/stats.js';
@@ -39,14 +42,13 @@ type Path = 'direct' | 'gateway' | 'relay';
  */
 async function latencies(chain: GatewayChain, connection: 'new' | 'kept', warm: number, samples: number, paths: readonly [Path, Path]): Promise<Partial<Record<Path, number[]>>> {
   const body = requestBody(REQUEST_BYTES);
-  const agent = (): Agent | false => (connection === 'new' ? false : new Agent({ keepAlive: true, maxSockets: 1 }));
-  const agents: Partial<Record<Path, Agent | false>> = Object.fromEntries(paths.map((path) => [path, agent()]));
+  const agent = (path: Path): Agent | false => (connection === 'new' ? false : keptAlive(target(chain, path).ca !== null));
+  const agents: Partial<Record<Path, Agent | false>> = Object.fromEntries(paths.map((path) => [path, agent(path)]));
   const times: Partial<Record<Path, number[]>> = Object.fromEntries(paths.map((path) => [path, []]));
   try {
     for (let i = 0; i < warm + samples; i += 1) {
       for (const path of i % 2 === 0 ? paths : [paths[1], paths[0]]) {
-        const { port, apiKey } = target(chain, path);
-        const { ms } = await callModel({ port, apiKey, body, answerBytes: SMALL_ANSWER_BYTES, agent: agents[path] ?? false });
+        const { ms } = await callModel({ ...target(chain, path), body, answerBytes: SMALL_ANSWER_BYTES, agent: agents[path] ?? false });
         if (i >= warm) times[path]?.push(ms);
       }
     }
@@ -70,9 +72,9 @@ interface GatewayStream {
 }
 
 /** Where a call on each path goes, and what it carries: the key straight or through the byte relay, the job's token through the gateway. */
-function target(chain: GatewayChain, path: Path): { port: number; apiKey: string } {
-  if (path === 'gateway') return { port: chain.bridgePort, apiKey: chain.token };
-  return { port: path === 'direct' ? chain.upstreamPort : chain.relayPort, apiKey: chain.key };
+function target(chain: GatewayChain, path: Path): { port: number; apiKey: string; ca: Buffer | null } {
+  if (path === 'gateway') return { port: chain.bridgePort, apiKey: chain.token, ca: null };
+  return { port: path === 'direct' ? chain.upstreamPort : chain.relayPort, apiKey: chain.key, ca: chain.ca };
 }
 
 /** One long answer straight from the provider, or through a bridge and the byte relay: its throughput in MB/s. */
@@ -169,7 +171,7 @@ export const p14: Benchmark = {
   async run(ctx: BenchContext): Promise<void> {
     const r = ctx.report;
     const sizes = ctx.quick ? { warm: 5, samples: 40, streamBytes: 8e6, rounds: 1 } : { warm: 50, samples: 1000, streamBytes: 100e6, rounds: 5 };
-    const chain = await startGatewayChain(await ctx.tempDir('chain'));
+    const chain = await startGatewayChain(await ctx.tempDir('chain'), false);
     try {
       r.info(`the bridge: ${chain.bridgeKind}, as a daemon here chooses it`);
       const labels = { measured: 'through the bridge and the gateway', baseline: 'straight to the provider' };
@@ -188,48 +190,24 @@ export const p14: Benchmark = {
         if (waited > 0) r.info(`~40 ms is a delayed ACK's wait: a hop writes an answer in pieces on TCP without TCP_NODELAY (Nagle), and the client acknowledges late`);
       }
 
-      // A first answer through each path, not counted: the gateway's and the bridge's young
-      // generation grows to its cap under the first long stream's garbage (shown), once.
-      const warm = await streamGateway(chain, sizes.streamBytes);
-      await streamDirect(chain, sizes.streamBytes);
-      r.info(`first long answer through the gateway (not counted): ${streamText(warm)}`);
-      const before = await metered(chain);
-      await streamDirect(chain, sizes.streamBytes, 'relay');
-      const direct: number[] = [];
-      const relayed: number[] = [];
-      const streams: GatewayStream[] = [];
-      for (let round = 0; round < sizes.rounds; round += 1) {
-        const gatewayFirst = round % 2 === 1;
-        if (gatewayFirst) streams.push(await streamGateway(chain, sizes.streamBytes));
-        direct.push(await streamDirect(chain, sizes.streamBytes));
-        relayed.push(await streamDirect(chain, sizes.streamBytes, 'relay'));
-        if (!gatewayFirst) streams.push(await streamGateway(chain, sizes.streamBytes));
-      }
-      const after = await metered(chain);
-      const plan = planStream(sizes.streamBytes);
-      const want = { requests: sizes.rounds, input_tokens: sizes.rounds * INPUT_TOKENS, output_tokens: sizes.rounds * plan.deltas, refused: 0 };
-      const got = { requests: after.requests - before.requests, input_tokens: after.input_tokens - before.input_tokens, output_tokens: after.output_tokens - before.output_tokens, refused: after.refused };
-      if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`the gateway metered ${JSON.stringify(got)} of the streamed answers, not ${JSON.stringify(want)}`);
-
+      const { plan, direct, relayed, streams } = await streamRounds(chain, sizes.streamBytes, sizes.rounds);
       const mb = Math.round(plan.bytes / 1e6);
-      r.info(`${mb} MB answer (${plan.deltas} frames of ~${DELTA_BYTES} bytes, 64 to a write), MB/s per round: gateway ${streams.map((one) => fmt(one.mbPerSec)).join(', ')}; direct ${direct.map(fmt).join(', ')}`);
-      r.info(
-        `the floor: through a bridge and a byte relay in the gateway's place, MB/s per round ${relayed.map(fmt).join(', ')}: ` +
-          `${fmt(median(relayed) / median(direct))}× direct at the median; the gateway reaches ${fmt(median(streams.map((one) => one.mbPerSec)) / median(relayed))}× of that floor`,
-      );
-      for (const [i, one] of streams.entries()) r.info(`gateway round ${i + 1}: ${streamText(one)}`);
+      r.info(`first long answer through the gateway (not counted): ${streamText(streams.warm)}`);
+      r.info(`${mb} MB answer (${plan.deltas} frames of ~${DELTA_BYTES} bytes, 64 to a write), MB/s per round: gateway ${streams.counted.map((one) => fmt(one.mbPerSec)).join(', ')}; direct ${direct.map(fmt).join(', ')}`);
+      r.info(`the floor: ${floorText(relayed, direct, streams.counted)}`);
+      for (const [i, one] of streams.counted.entries()) r.info(`gateway round ${i + 1}: ${streamText(one)}`);
       r.check({
         metric: `${mb} MB streamed answer, throughput through the bridge and the gateway (median of ${sizes.rounds})`,
-        value: median(streams.map((one) => one.mbPerSec)),
+        value: median(streams.counted.map((one) => one.mbPerSec)),
         unit: 'MB/s',
         baseline: median(direct),
         baselineLabel: 'straight to the provider',
         target: { kind: 'ratio>=', limit: 0.8 },
       });
-      const growth = Math.max(...streams.map((one) => one.rss.peak - one.rss.start));
-      const drift = Math.max(...streams.map((one) => one.rss.at90 - one.rss.at10));
+      const growth = Math.max(...streams.counted.map((one) => one.rss.peak - one.rss.start));
+      const drift = Math.max(...streams.counted.map((one) => one.rss.at90 - one.rss.at10));
       r.check({
-        metric: `gateway's resident memory while it streams ${mb} MB, peak − before (max of ${streams.length})`,
+        metric: `gateway's resident memory while it streams ${mb} MB, peak − before (max of ${streams.counted.length})`,
         value: growth / KIB_PER_MIB,
         unit: 'MiB',
         baseline: null,
@@ -240,5 +218,74 @@ export const p14: Benchmark = {
     } finally {
       await chain.stop();
     }
+    await withTls(ctx, sizes);
   },
 };
+
+/**
+ * The same provider speaking TLS, as every real one does: a direct call then pays the TLS a job's
+ * engine would (its handshake on a new connection, the decryption of every byte), and through the
+ * gateway the gateway pays it instead, on connections it keeps open. Shown, not checked: the
+ * targets are stated against plain HTTP, where a hop's cost stands out most.
+ */
+async function withTls(ctx: BenchContext, sizes: { warm: number; samples: number; streamBytes: number; rounds: number }): Promise<void> {
+  const r = ctx.report;
+  if (!hasOpenssl()) return r.info('with TLS to the provider: not measured, openssl (which makes its certificate) is not installed');
+  const chain = await startGatewayChain(await ctx.tempDir('chain-tls'), true);
+  try {
+    const samples = Math.ceil(sizes.samples / 5);
+    const times = await latencies(chain, 'new', sizes.warm, samples, ['direct', 'gateway']);
+    const s = { direct: summarize(times.direct ?? []), gateway: summarize(times.gateway ?? []) };
+    r.info(`with TLS to the provider, a new connection each call: through the bridge and the gateway ${fmtSummary(s.gateway)}; straight to the provider ${fmtSummary(s.direct)}; added p50 ${fmt(s.gateway.p50 - s.direct.p50)} ms`);
+    const rounds = Math.max(1, Math.ceil(sizes.rounds / 2));
+    const { plan, direct, relayed, streams } = await streamRounds(chain, sizes.streamBytes, rounds);
+    const gateway = median(streams.counted.map((one) => one.mbPerSec));
+    r.info(
+      `with TLS to the provider, ${Math.round(plan.bytes / 1e6)} MB answer, MB/s per round: gateway ${streams.counted.map((one) => fmt(one.mbPerSec)).join(', ')}; direct ${direct.map(fmt).join(', ')}: ` +
+        `${fmt(gateway / median(direct))}× direct at the median; the floor: ${floorText(relayed, direct, streams.counted)}`,
+    );
+  } finally {
+    await chain.stop();
+  }
+}
+
+function hasOpenssl(): boolean {
+  return spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** How the byte relay's throughput compares with direct, and the gateway's with it. */
+function floorText(relayed: number[], direct: number[], streams: GatewayStream[]): string {
+  return (
+    `through a bridge and a byte relay in the gateway's place, MB/s per round ${relayed.map(fmt).join(', ')}: ` +
+    `${fmt(median(relayed) / median(direct))}× direct at the median; the gateway reaches ${fmt(median(streams.map((one) => one.mbPerSec)) / median(relayed))}× of that floor`
+  );
+}
+
+/**
+ * Long answers on the three paths, round after round (the gateway first every other round), after
+ * one uncounted answer on each: the gateway's and the bridge's young generation grows to its cap
+ * under the first long stream's garbage (shown), once. Checks that the gateway metered each
+ * counted answer's usage whole.
+ */
+async function streamRounds(chain: GatewayChain, bytes: number, rounds: number): Promise<{ plan: ReturnType<typeof planStream>; direct: number[]; relayed: number[]; streams: { warm: GatewayStream; counted: GatewayStream[] } }> {
+  const warm = await streamGateway(chain, bytes);
+  await streamDirect(chain, bytes);
+  const before = await metered(chain);
+  await streamDirect(chain, bytes, 'relay');
+  const direct: number[] = [];
+  const relayed: number[] = [];
+  const counted: GatewayStream[] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const gatewayFirst = round % 2 === 1;
+    if (gatewayFirst) counted.push(await streamGateway(chain, bytes));
+    direct.push(await streamDirect(chain, bytes));
+    relayed.push(await streamDirect(chain, bytes, 'relay'));
+    if (!gatewayFirst) counted.push(await streamGateway(chain, bytes));
+  }
+  const after = await metered(chain);
+  const plan = planStream(bytes);
+  const want = { requests: rounds, input_tokens: rounds * INPUT_TOKENS, output_tokens: rounds * plan.deltas, refused: 0 };
+  const got = { requests: after.requests - before.requests, input_tokens: after.input_tokens - before.input_tokens, output_tokens: after.output_tokens - before.output_tokens, refused: after.refused };
+  if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`the gateway metered ${JSON.stringify(got)} of the streamed answers, not ${JSON.stringify(want)}`);
+  return { plan, direct, relayed, streams: { warm, counted } };
+}

@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { Agent, request, type IncomingMessage } from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { newGatewayToken, tokenHash } from '../../daemon/network/gateway-token.js';
@@ -22,6 +24,8 @@ import { spawnReadyProcess, spawnServerChild, type ServerChild } from './server-
 export interface GatewayChain {
   /** The provider's key: what a direct call carries. */
   key: string;
+  /** The provider's certificate where it speaks TLS (as every real one does): what a direct call trusts. Null: plain HTTP. */
+  ca: Buffer | null;
   /** The job's gateway token: what a call through the bridge carries. */
   token: string;
   upstreamPort: number;
@@ -40,7 +44,7 @@ export interface GatewayChain {
 /** Holds the bridge's engine's place: it says `ready` once the bridge listens (the bridge starts it only then), and waits for SIGTERM. */
 const HOLDER = "process.stdout.write('ready\\n'); setInterval(() => undefined, 2 ** 30);";
 
-export async function startGatewayChain(dir: string): Promise<GatewayChain> {
+export async function startGatewayChain(dir: string, tls: boolean): Promise<GatewayChain> {
   const key = `sk-bench-${newGatewayToken().slice('skilld-'.length)}`;
   const token = newGatewayToken();
   const started: ServerChild[] = [];
@@ -48,11 +52,14 @@ export async function startGatewayChain(dir: string): Promise<GatewayChain> {
     for (const child of started.reverse()) await child.stop();
   };
   try {
-    const upstream = await spawnServerChild(dir, 'model-upstream-main', [key]);
+    const certificate = tls ? selfSigned(dir) : null;
+    const upstream = await spawnServerChild(dir, 'model-upstream-main', [key, ...(certificate === null ? [] : [certificate.cert, certificate.key])]);
     started.push(upstream);
     const upstreamPort = saidPort(upstream);
     const socket = join(dir, 'proxy.sock');
-    const gateway = await spawnServerChild(dir, 'gateway-main', [socket, `http://127.0.0.1:${upstreamPort}`, tokenHash(token), key]);
+    // The gateway trusts the provider's certificate as a daemon trusts a private CA: through Node's NODE_EXTRA_CA_CERTS.
+    const trust: Record<string, string> = certificate === null ? {} : { NODE_EXTRA_CA_CERTS: certificate.cert };
+    const gateway = await spawnServerChild(dir, 'gateway-main', [socket, `${tls ? 'https' : 'http'}://127.0.0.1:${upstreamPort}`, tokenHash(token), key], trust);
     started.push(gateway);
     const socat = socatBridge();
     const script = join(dir, socat === null ? 'bridge.cjs' : 'bridge.sh');
@@ -70,11 +77,20 @@ export async function startGatewayChain(dir: string): Promise<GatewayChain> {
     const relayPort = await freePort();
     started.push(await bridgeOf('the byte relay\'s bridge', relayPort, relaySocket));
     const bridgePids = (): number[] => (socat === null ? [bridge.pid] : descendants(bridge.pid, listProcesses()).map((p) => p.pid).filter((pid) => commandOf(pid) === 'socat'));
-    return { key, token, upstreamPort, bridgePort, upstream, gateway, bridge, bridgeKind: socat === null ? 'node' : 'socat', bridgePids, relayPort, stop };
+    return { key, ca: certificate === null ? null : readFileSync(certificate.cert), token, upstreamPort, bridgePort, upstream, gateway, bridge, bridgeKind: socat === null ? 'node' : 'socat', bridgePids, relayPort, stop };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** A certificate for 127.0.0.1 signed by its own key (openssl), as PEM files in `dir`. */
+function selfSigned(dir: string): { cert: string; key: string } {
+  const cert = join(dir, 'provider.crt');
+  const key = join(dir, 'provider.key');
+  const subject = ['-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'];
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-keyout', key, '-out', cert, ...subject], { stdio: 'ignore' });
+  return { cert, key };
 }
 
 /** The socat bridge where a daemon here would take it and bwrap is there to give it a PID namespace; else null, the node bridge. */
@@ -107,6 +123,11 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** A kept-alive connection's agent for a call with or without TLS. */
+export function keptAlive(tls: boolean): Agent {
+  return tls ? new HttpsAgent({ keepAlive: true, maxSockets: 1 }) : new Agent({ keepAlive: true, maxSockets: 1 });
+}
+
 /** What one model call took and brought. */
 export interface CallResult {
   /** From the request's start to its answer's last byte. */
@@ -122,8 +143,10 @@ export interface CallOptions {
   body: Buffer;
   /** The answer's size asked of the provider. */
   answerBytes: number;
-  /** false: a new connection for this call alone; an Agent: its kept-alive connection. */
+  /** false: a new connection for this call alone; an Agent: its kept-alive connection (an HttpsAgent where `ca` is given). */
   agent: Agent | false;
+  /** Speak TLS to the port, trusting this certificate: a call straight to a provider that speaks TLS. */
+  ca?: Buffer | null;
   /** Told of the bytes received so far, at each chunk. */
   progress?: (received: number) => void;
 }
@@ -136,7 +159,9 @@ export function callModel(options: CallOptions): Promise<CallResult> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const headers = { 'Content-Type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': options.apiKey, 'x-bench-bytes': String(options.answerBytes), 'Content-Length': String(options.body.length) };
-    const outgoing = request({ host: '127.0.0.1', port: options.port, method: 'POST', path: '/v1/messages', headers, agent: options.agent, timeout: CALL_TIMEOUT_MS });
+    const where = { host: '127.0.0.1', port: options.port, method: 'POST', path: '/v1/messages', headers, agent: options.agent, timeout: CALL_TIMEOUT_MS };
+    const ca = options.ca ?? null;
+    const outgoing = ca === null ? httpRequest(where) : httpsRequest({ ...where, ca });
     outgoing.once('timeout', () => outgoing.destroy(new Error(`no answer within ${CALL_TIMEOUT_MS} ms`)));
     outgoing.once('error', reject);
     outgoing.once('response', (incoming: IncomingMessage) => {

@@ -1,18 +1,21 @@
-// P14's stand-in provider as a process: node model-upstream-main.js <key>. An HTTP server on
+// P14's stand-in provider as a process: node model-upstream-main.js <key> [<cert> <private key>]
+// (PEM files: it speaks TLS with them). An HTTP server on
 // 127.0.0.1 (the port printed as `port <n>` before `ready`) that answers `POST /v1/messages`
 // carrying `x-api-key: <key>` with an event stream of at least `x-bench-bytes` bytes (default
 // 2,000; its exact length in `x-bench-body-bytes`), written in blocks of 64 frames with Node's
 // flow control. Any other request, or another key, gets a 401 or a 404: a gateway that did not
 // swap the token in for the key is seen at once.
-import { createServer, type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { deltaBlock, planStream } from './model-stream.js';
 
 const FRAMES_PER_WRITE = 64;
 
-const [key] = process.argv.slice(2);
-if (key === undefined) {
-  process.stderr.write('usage: model-upstream-main <key>\n');
+const [key, certFile, keyFile] = process.argv.slice(2);
+if (key === undefined || (certFile === undefined) !== (keyFile === undefined)) {
+  process.stderr.write('usage: model-upstream-main <key> [<certificate.pem> <private key.pem>]\n');
   process.exit(2);
 }
 const block = deltaBlock(FRAMES_PER_WRITE);
@@ -35,7 +38,7 @@ function stream(response: ServerResponse, deltas: number, tail: Buffer): void {
   more();
 }
 
-const server = createServer({ keepAliveTimeout: 60_000 }, (request, response) => {
+function answer(request: IncomingMessage, response: ServerResponse): void {
   request.resume();
   request.once('end', () => {
     if (request.method !== 'POST' || request.url !== '/v1/messages') {
@@ -51,7 +54,12 @@ const server = createServer({ keepAliveTimeout: 60_000 }, (request, response) =>
     response.write(plan.head);
     stream(response, plan.deltas, plan.tail);
   });
-});
+}
+
+const server =
+  certFile === undefined || keyFile === undefined
+    ? createHttpServer({ keepAliveTimeout: 60_000 }, answer)
+    : createHttpsServer({ keepAliveTimeout: 60_000, cert: readFileSync(certFile), key: readFileSync(keyFile) }, answer);
 server.listen(0, '127.0.0.1', () => process.stdout.write(`port ${(server.address() as AddressInfo).port}\nready\n`));
 process.once('SIGTERM', () => {
   server.close(() => process.exit(0));

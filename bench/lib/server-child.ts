@@ -19,13 +19,13 @@ export interface ServerChild {
 }
 
 /** Starts `dist/bench/lib/<name>.js` with `args` in `dir`; resolves once it prints `ready`. */
-export async function spawnServerChild(dir: string, name: string, args: readonly string[]): Promise<ServerChild> {
-  return spawnReadyProcess(dir, name, [libModule(name), ...args]);
+export async function spawnServerChild(dir: string, name: string, args: readonly string[], env: Record<string, string> = {}): Promise<ServerChild> {
+  return spawnReadyProcess(dir, name, [libModule(name), ...args], process.execPath, env);
 }
 
-/** Starts node with `argv` in `dir` (`label` names it in errors); resolves once it prints a line `ready`. */
-export async function spawnReadyProcess(dir: string, label: string, argv: readonly string[], program: string = process.execPath): Promise<ServerChild> {
-  const child = spawn(program, argv, { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'], env: benchEnv() });
+/** Starts `program` (node) with `argv` in `dir` and `env` added to the bench's (`label` names it in errors); resolves once it prints a line `ready`. */
+export async function spawnReadyProcess(dir: string, label: string, argv: readonly string[], program: string = process.execPath, env: Record<string, string> = {}): Promise<ServerChild> {
+  const child = spawn(program, argv, { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'], env: benchEnv(env) });
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
