@@ -8,6 +8,7 @@ import { RpcServer, type ListenTarget } from '../rpc/server.js';
 import { afterRecovery, createApi, withStorageErrors } from './api.js';
 import { systemClock } from './base/clock.js';
 import type { Config } from './base/config.js';
+import { ScriptedSeeds } from './engines/scripted-seeds.js';
 import { EngineCatalog } from './engines/info.js';
 import { ProfileProbe } from './engines/probe.js';
 import { runShort } from './process/run-short.js';
@@ -118,6 +119,7 @@ export async function startDaemon(config: Config, logger: Logger, listen: Listen
     sandbox,
     networks,
     diskUsage,
+    scriptedSeeds: new ScriptedSeeds({ dir: join(config.state_dir, 'scripted-seeds'), command: (name) => config.engines[name].command, envFor: (name, own) => engines.envFor(name, false, own), run: runShort, logger }),
   });
   const retention = new Retention({
     store, runsDir, policy: config.retention, clock, logger,

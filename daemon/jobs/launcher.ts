@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { basename, join } from 'node:path';
 import type { Clock } from '../base/clock.js';
 import type { Config } from '../base/config.js';
 import { effectiveLimits } from '../base/config-sandbox.js';
@@ -23,6 +24,7 @@ import { guardWorkspace } from './workspace-guard.js';
 import type { JobEvents } from '../model/events.js';
 import { engineAllowEntries } from '../network/engine-hosts.js';
 import { isScriptable, writeScriptedHome } from '../engines/scripted-homes.js';
+import type { ScriptedSeeds } from '../engines/scripted-seeds.js';
 import type { JobNetworks } from '../network/job-networks.js';
 import type { JobNetwork } from '../sandbox/plan.js';
 import { accountTurn } from './provider-guard.js';
@@ -42,6 +44,8 @@ export interface LauncherDeps {
   networks: Pick<JobNetworks, 'open' | 'reopen' | 'close' | 'gateway'>;
   /** The disk space a folder takes (a job's workspace, held to `limits.workspace`). */
   diskUsage(dir: string): Promise<number>;
+  /** What a test job's engine finds made in its new home (engines/scripted-seeds.ts). */
+  scriptedSeeds: Pick<ScriptedSeeds, 'files'>;
 }
 
 /** What a sticky job's live process reports while it lives. */
@@ -74,7 +78,8 @@ export class Launcher {
    */
   launch(job: Job, attempt: number, plan: TurnPlan, folder: RunFolder, hooks: StickyHooks): { turn: TurnHandle; session: StickySession | null; recorded: Promise<void> } {
     const live = job.interactive_profile?.kind === 'sticky_process';
-    const env = this.#d.engineEnv(job.engine, live, scriptedHome(job, folder));
+    const scripted = scriptedHome(job, folder, this.#d.scriptedSeeds);
+    const env = this.#d.engineEnv(job.engine, live, scripted?.env);
     const limits = effectiveLimits(this.#d.config.limits, plan.limits);
     const network = this.#openNetwork(job, env, plan);
     const command = this.#d.config.engines[job.engine].command;
@@ -85,7 +90,7 @@ export class Launcher {
       cwd: folder.workspace,
       env,
       mark: job.job_id,
-      sandbox: this.#d.sandbox.planFor(job, { root: folder.root, workspace: folder.workspace, skill: folder.skillDir }, env, plan.paths, limits.tmp, network),
+      sandbox: this.#d.sandbox.planFor(job, { root: folder.root, workspace: folder.workspace, skill: folder.skillDir, copied: scripted?.copied ?? [] }, env, plan.paths, limits.tmp, network),
       limits: { processes: limits.processes, memory: limits.memory },
       keeperDir: folder.engineDir,
       logs: logsOf(folder, attempt),
@@ -290,8 +295,14 @@ export async function storeSession(store: Store, jobId: string, sessionId: strin
   await store.putJob({ ...job, session_handle: { engine: job.engine, handle_type: 'session_id', handle_value: sessionId } });
 }
 
-/** A test job's home pointed at its scripted model (written before each process), as the variables that replace the configured ones; undefined for any other job. */
-function scriptedHome(job: Job, folder: RunFolder): Record<string, string> | undefined {
+/**
+ * A test job's home pointed at its scripted model (written before each process): the variables
+ * that replace the configured ones, and the made databases in it, which a sandbox copies into the
+ * job's own home as it makes it; undefined for any other job.
+ */
+function scriptedHome(job: Job, folder: RunFolder, seeds: Pick<ScriptedSeeds, 'files'>): { env: Record<string, string>; copied: string[] } | undefined {
   if (job.scripted_model === undefined || !isScriptable(job.engine)) return undefined;
-  return writeScriptedHome(job.engine, job.scripted_model, folder.modelHome);
+  const files = seeds.files(job.engine);
+  const env = writeScriptedHome(job.engine, job.scripted_model, folder.modelHome, files);
+  return { env, copied: files.map((file) => join(folder.modelHome, basename(file))) };
 }

@@ -9,6 +9,7 @@ import type { SlotPool } from '../slots/pool.js';
 import type { JobDocs } from '../store/job-docs.js';
 import type { Store } from '../store/store.js';
 import type { EngineName, InteractiveProfile } from '../model/job.js';
+import type { ScriptedSeeds } from '../engines/scripted-seeds.js';
 import type { JobQueries } from './queries.js';
 import type { JobEvents } from '../model/events.js';
 
@@ -37,4 +38,6 @@ export interface SupervisorDeps {
   networks: JobNetworks;
   /** The disk space a folder takes (a job's workspace, held to `limits.workspace`). */
   diskUsage(dir: string): Promise<number>;
+  /** What a test job's engine finds made in its new home (engines/scripted-seeds.ts). */
+  scriptedSeeds: Pick<ScriptedSeeds, 'files'>;
 }

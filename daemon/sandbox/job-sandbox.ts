@@ -103,7 +103,7 @@ export class JobSandbox {
     const setup = this.#setup;
     const owner = setup.switched ? { uid: setup.user.uid, gid: setup.user.gid } : null;
     const engine = engineHome(job.engine, env, setup.own.home);
-    const homes = jobHomes(engine, folder.root, owner);
+    const homes = jobHomes({ ...engine, copied: [...engine.copied, ...(folder.copied ?? [])] }, folder.root, owner);
     claim(folder.workspace, owner);
     claim(folder.skill, owner);
     const { command, readOnly, readWrite } = setup.engines[job.engine];
@@ -136,4 +136,6 @@ export interface JobFolder {
   workspace: string;
   /** The job's snapshot of its skill. */
   skill: string;
+  /** More files of the engine's home folder copied into the job's own home as it is made (a test job's made databases). */
+  copied?: readonly string[];
 }

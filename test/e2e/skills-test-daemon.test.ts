@@ -1,5 +1,5 @@
 import t from 'tap';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realEngineBins } from '../../clients/skill-test/engine-homes.js';
@@ -86,6 +86,33 @@ t.test('with a daemon serving the skill, its cases are test jobs of that daemon,
   t.equal(asked.stderr, '', '--private: a private daemon, nothing to say');
   t.match(JSON.parse(asked.stdout), { daemon: null, passed: 1 });
   t.same((await client.request<{ jobs: unknown[] }>('jobs/list', {})).jobs, [], 'the daemon ran none of those');
+});
+
+t.test("a Codex test job starts from the databases the daemon had Codex make once, and an interactive case resumes its session from them", { skip: noCodex }, async (t) => {
+  // The bundled plan-trip, interactive (resumable with Codex: each reply a new process resuming the session), in a folder of this daemon's.
+  const served = join(scratch, 'trips');
+  await cp(join(ROOT, 'skills', 'plan-trip'), join(served, 'plan-trip'), { recursive: true });
+  const codex = { command: [bins.codex as string], sandbox: { read_only: [join(ROOT, 'node_modules')] } };
+  const daemon = await TestDaemon.start({ skillsDirs: [served], config: { engines: { codex } } });
+  t.teardown(() => daemon.stop());
+  const made = (line: string): boolean => line.includes('made the databases test jobs start from');
+  // The first test job asks for them, and runs without: it does not wait.
+  const first = await skillctl('skills', 'test', 'plan-trip', '--engine', 'codex', '--socket', daemon.socket, '--case', 'asks twice, then plans');
+  t.equal(first.code, 0, `${first.stdout}${first.stderr}`);
+  await daemon.logged(made);
+
+  const kept = await skillctl('skills', 'test', 'plan-trip', '--engine', 'codex', '--socket', daemon.socket, '--json', '--keep');
+  t.equal(kept.code, 0, `${kept.stdout}${kept.stderr}`);
+  const report = JSON.parse(kept.stdout) as Report;
+  t.match(report, { daemon: daemon.socket, passed: 2, failed: 0 });
+  for (const { job_id: jobId } of report.cases) {
+    // The job's model home is the daemon's (the engine is shown a home of the job's own in its place): only the copy puts a database there.
+    const modelHome = await readdir(join(daemon.stateDir, 'runs', jobId, 'model-home'));
+    t.ok(modelHome.some((name) => /^state_\d+\.sqlite$/.test(name)), `${jobId}: the made state database in its model home (${modelHome.join(' ')})`);
+    const own = await readdir(join(daemon.stateDir, 'runs', jobId, 'home'));
+    t.ok(own.some((name) => /^state_\d+\.sqlite$/.test(name)), `${jobId}: and in the home of its own`);
+  }
+  t.equal(daemon.logLines.filter(made).length, 1, 'made once for the daemon\'s life');
 });
 
 t.test('jobs/create refuses a scripted model it cannot use, and stores nothing', async (t) => {
