@@ -88,7 +88,8 @@ export class ScriptedSeeds {
   /** The program the command starts, as `<real path> <inode> <size> <mtime>`: another install is another program. */
   #programOf(engine: EngineName): string | null {
     const command = this.#d.command(engine);
-    const found = findExecutable(command[0] ?? '', this.#d.envFor(engine, {})['PATH'], this.#d.dir);
+    // Found as the run below starts it: from the daemon's own folder.
+    const found = findExecutable(command[0] ?? '', this.#d.envFor(engine, {})['PATH'], process.cwd());
     if (found === null) return null;
     try {
       const real = realpathSync(found);
@@ -112,7 +113,8 @@ export class ScriptedSeeds {
     const env = this.#d.envFor(engine, { HOME: home, CODEX_HOME: home, SKILLD_SEED_KEY: 'none', NO_COLOR: '1' });
     const argv = [...this.#d.command(engine), 'exec', '--skip-git-repo-check', '-C', home, 'resume', NIL_SESSION, 'seed'];
     void this.#d.run(argv, env, SEED_TIMEOUT_MS).then((run) => {
-      const files = databases(home);
+      // A run cut off at its time limit may have left a database half made: none is taken from it.
+      const files = run.timedOut ? [] : databases(home);
       if (this.#made !== made) return;
       if (files.length === 0) {
         this.#d.logger.warn({ engine, code: run.code, error: run.error, stderr: run.stderr.slice(-500) }, 'the engine made no databases for test jobs to start from; each test job makes its own');

@@ -85,6 +85,41 @@ t.test('a command that makes none: none, said once, not tried at every job', asy
   t.equal(missing.runs.length, 0);
 });
 
+t.test('what the run left in its home: its databases and their logs when it ended, none when it ran out of time', async (t) => {
+  const program = join(scratch, 'stand-in');
+  await writeFile(program, '#!/bin/sh\nexit 1\n');
+  await chmod(program, 0o755);
+  const seedsWith = (timedOut: boolean): { seeds: ScriptedSeeds; done: Promise<void>; warned: object[] } => {
+    const warned: object[] = [];
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    const seeds = new ScriptedSeeds({
+      dir: join(scratch, timedOut ? 'late' : 'ended'),
+      command: () => [program],
+      envFor: (_engine, own) => ({ PATH: '/usr/bin:/bin', ...own }),
+      // Leaves what Codex leaves in the home it is given (-C), then ends as told.
+      run: async (argv) => {
+        const home = argv[argv.indexOf('-C') + 1] as string;
+        for (const name of ['state_5.sqlite', 'state_5.sqlite-wal', 'state_5.sqlite-shm', 'logs_2.sqlite', 'installation_id']) await writeFile(join(home, name), name);
+        setImmediate(finish);
+        return { ok: false, timedOut, code: timedOut ? null : 1, stdout: '', stderr: '', error: timedOut ? 'timed out after 15000 ms' : null };
+      },
+      logger: { debug: () => undefined, info: () => undefined, warn: (obj: object) => void warned.push(obj), error: () => undefined },
+    });
+    return { seeds, done, warned };
+  };
+  const ended = seedsWith(false);
+  t.same(ended.seeds.files('codex'), []);
+  await ended.done;
+  t.same(ended.seeds.files('codex').map((file) => file.slice(file.lastIndexOf('/') + 1)), ['logs_2.sqlite', 'state_5.sqlite', 'state_5.sqlite-wal']);
+  t.same(ended.warned, []);
+  const late = seedsWith(true);
+  late.seeds.files('codex');
+  await late.done;
+  t.same(late.seeds.files('codex'), [], 'a run cut off: nothing taken from it');
+  t.match(late.warned, [{ engine: 'codex', error: 'timed out after 15000 ms' }]);
+});
+
 t.test('copied into a home: each database only where it has none, never through a link', async (t) => {
   const seed = join(scratch, 'made');
   await mkdir(seed);
