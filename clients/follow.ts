@@ -2,7 +2,6 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { DaemonUnreachableError, type RpcClient } from '../rpc/client.js';
 import { flagOpt, intOpt } from './args.js';
 import { arg, type Command, type Context } from './command.js';
-import { comeBack, lastingJobEvents } from './events.js';
 import { eventLine, jsonLine } from './format.js';
 import { escapedText, terminalText } from './terminal-text.js';
 import type { JobView, LogChunk } from './wire.js';
@@ -78,7 +77,7 @@ async function logsAt(ctx: Context, params: Record<string, unknown>, follow: boo
       return await ctx.client.request<LogChunk>('jobs/logs', params);
     } catch (error) {
       if (!follow || !(error instanceof DaemonUnreachableError)) throw error;
-      if (!(await comeBack(ctx))) throw error;
+      if (!(await (await import('./events.js')).comeBack(ctx))) throw error;
     }
   }
 }
@@ -98,6 +97,7 @@ export const watchCommand: Command = {
   run: async (ctx, inv) => {
     const jobId = inv.positionals[0];
     const params = jobId === undefined ? {} : { job_id: jobId, after_seq: 0 };
+    const { lastingJobEvents } = await import('./events.js');
     for await (const event of lastingJobEvents(ctx, params)) {
       ctx.print(ctx.json ? jsonLine(event) : eventLine(event));
       if (jobId !== undefined && event.type === 'finished') return 0;

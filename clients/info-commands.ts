@@ -6,7 +6,6 @@ import { socketPath } from './socket-path.js';
 import { arg, type Command, type Context } from './command.js';
 import { cell, json, keyValues, table } from './format.js';
 import { durationText } from './time-text.js';
-import { statusText } from './status-text.js';
 import { clientVersion } from './version.js';
 import { terminalText } from './terminal-text.js';
 import { canRun, type EngineView, type HostView, type StatusView } from './wire.js';
@@ -22,7 +21,7 @@ export const statusCommand: Command = {
   run: async (ctx) => {
     const status = await ctx.client.request<StatusView>('daemon/status');
     if (ctx.json) ctx.print(json(status));
-    else ctx.print(statusText(status, (await ctx.client.request<{ engines: EngineView[] }>('engines/list')).engines, Date.now()));
+    else ctx.print((await import('./status-text.js')).statusText(status, (await ctx.client.request<{ engines: EngineView[] }>('engines/list')).engines, Date.now()));
     return 0;
   },
 };

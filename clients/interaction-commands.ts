@@ -1,7 +1,6 @@
 import { definedOnly, flagOpt, intOpt, stringOpt, UsageError } from './args.js';
 import { arg, type Command } from './command.js';
 import { json } from './format.js';
-import { historyText, notWaitingText, pendingText, pickResponse, replyHint } from './interaction-text.js';
 import type { HistoryView, PendingQuestion, PendingView, ReplyAnswer } from './wire.js';
 
 /** `pending <job>`: jobs/pending; the question with its numbered options, or that the job is not waiting. */
@@ -13,6 +12,7 @@ export const pendingCommand: Command = {
   positionals: [1, 1],
   run: async (ctx, inv) => {
     const view = await ctx.client.request<PendingView>('jobs/pending', { job_id: arg(inv, 0) });
+    const { pendingText, replyHint } = await interactionText();
     ctx.print(ctx.json ? json(view) : pendingText(view));
     if (!ctx.json && view.pending !== null) ctx.warn(`reply with: ${replyHint(view.job_id)}`);
     return 0;
@@ -34,6 +34,7 @@ export const replyCommand: Command = {
     const given = intOpt(inv.values, 'interaction');
     const view = await ctx.client.request<PendingView>('jobs/pending', { job_id: jobId });
     const { pending } = view;
+    const { notWaitingText, pickResponse } = await interactionText();
     // Without --interaction there must be a question to answer; with it, the daemon decides (a retry with --key is accepted again).
     if (given === undefined && pending === null) {
       ctx.warn(`skillctl: JOB_NOT_WAITING: ${notWaitingText(view)}`);
@@ -50,6 +51,11 @@ export const replyCommand: Command = {
     return 0;
   },
 };
+
+/** How questions, replies and histories read: loaded by the command that prints one. */
+function interactionText(): Promise<typeof import('./interaction-text.js')> {
+  return import('./interaction-text.js');
+}
 
 function parseJsonValue(text: string): unknown {
   try {
@@ -75,6 +81,7 @@ export const historyCommand: Command = {
       view.interactions.push(...page.interactions);
     }
     view.next = null;
+    const { historyText } = await interactionText();
     if (ctx.json) ctx.print(json(view));
     else ctx.print(view.interactions.length === 0 ? `job ${view.job_id} has asked no questions` : historyText(view.interactions));
     return 0;

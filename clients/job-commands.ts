@@ -4,9 +4,6 @@ import { JOB_STATUSES } from './choices.js';
 import { arg, type Command } from './command.js';
 import { jobDetails, jobTable, json, jsonLine } from './format.js';
 import { resolveJobId } from './job-id.js';
-import { refusalLines } from './refusals.js';
-import { pruneJobs } from './prune.js';
-import { reportResult } from './report-result.js';
 import type { JobView, ResultView } from './wire.js';
 
 /** `jobs`: jobs/list, newest first. */
@@ -35,7 +32,7 @@ export const jobsCommand: Command = {
   ],
   run: async (ctx, inv) => {
     const { values } = inv;
-    if (inv.positionals[0] === 'prune') return pruneJobs(ctx, values);
+    if (inv.positionals[0] === 'prune') return (await import('./prune.js')).pruneJobs(ctx, values);
     if (inv.positionals.length > 0) throw new UsageError(`unknown jobs verb "${inv.positionals[0]}" (there is: prune)`);
     for (const name of ['older-than', 'dry-run', 'force'] as const) if (values[name] !== undefined) throw new UsageError(`--${name} goes with jobs prune`);
     const before = stringOpt(values, 'before');
@@ -71,7 +68,7 @@ export const showCommand: Command = {
   examples: ['show job-3f9c1d2e4b-0mhx2k9ab', 'show 3f9c1d2  # a unique start of the id will do', 'show 3f9c1d2 --json'],
   run: async (ctx, inv) => {
     const job = await ctx.client.request<JobView>('jobs/get', { job_id: arg(inv, 0) });
-    ctx.print(ctx.json ? json(job) : [jobDetails(job), ...(await refusalLines(ctx.client, job))].join('\n'));
+    ctx.print(ctx.json ? json(job) : [jobDetails(job), ...(await (await import('./refusals.js')).refusalLines(ctx.client, job))].join('\n'));
     return 0;
   },
 };
@@ -86,7 +83,7 @@ export const resultCommand: Command = {
   jobArg: 0,
   examples: ['result 3f9c1d2', 'result 3f9c1d2 --json  # the whole jobs/result answer: status, output, artifacts, warnings, error'],
   details: ['The output goes to stdout as JSON; warnings, artifact paths and errors go to stderr.'],
-  run: async (ctx, inv) => reportResult(ctx, await ctx.client.request<ResultView>('jobs/result', { job_id: arg(inv, 0) })),
+  run: async (ctx, inv) => (await import('./report-result.js')).reportResult(ctx, await ctx.client.request<ResultView>('jobs/result', { job_id: arg(inv, 0) })),
 };
 
 /** `cancel <job>`: jobs/cancel; a job that already ended is not an error. */

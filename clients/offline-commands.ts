@@ -1,9 +1,6 @@
 import { stringOpt, UsageError } from './args.js';
 import { SHELLS } from './choices.js';
 import { arg, type Command } from './command.js';
-import { bashCompletion } from './completion-bash.js';
-import { fishCompletion } from './completion-fish.js';
-import { zshCompletion } from './completion-zsh.js';
 import { json } from './format.js';
 import { chooseSocket, sourceText } from './socket-path.js';
 import { commandHelp, usageText } from './usage.js';
@@ -54,9 +51,9 @@ export function completionCommand(table: () => readonly Command[]): Command {
     details: ['Or load it in each shell: source <(skillctl completion bash) in ~/.bashrc; source <(skillctl completion zsh) in ~/.zshrc, after compinit; skillctl completion fish | source in config.fish.'],
     run: async (ctx, inv) => {
       const shell = arg(inv, 0);
-      if (shell === 'bash') ctx.print(bashCompletion(table()));
-      else if (shell === 'zsh') ctx.print(zshCompletion(table()));
-      else if (shell === 'fish') ctx.print(fishCompletion(table()));
+      if (shell === 'bash') ctx.print((await import('./completion-bash.js')).bashCompletion(table()));
+      else if (shell === 'zsh') ctx.print((await import('./completion-zsh.js')).zshCompletion(table()));
+      else if (shell === 'fish') ctx.print((await import('./completion-fish.js')).fishCompletion(table()));
       else throw new UsageError(`the shell must be one of: ${SHELLS.join(', ')} (got ${JSON.stringify(shell)})`);
       return 0;
     },

@@ -3,7 +3,8 @@ import { definedOnly, flagOpt, stringOpt, UsageError, type OptionValues } from '
 import type { Context } from './command.js';
 import { EXIT } from './exit-codes.js';
 import { json } from './format.js';
-import { onTerminal, terminalAsk, type Ask } from './interactive.js';
+import { terminalAsk, type Ask } from './interactive.js';
+import { onTerminal } from './on-terminal.js';
 
 /** The statuses `jobs prune --status` takes: a finished job's. */
 export const PRUNABLE_STATUSES = ['succeeded', 'failed', 'canceled'] as const;

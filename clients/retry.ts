@@ -1,9 +1,6 @@
 import { flagOpt } from './args.js';
-import { colourOn, paintStatus } from './colour.js';
 import { arg, type Command } from './command.js';
 import { json } from './format.js';
-import { interact, onTerminal, terminalAsk } from './interactive.js';
-import { waitAndReport } from './run.js';
 import type { JobView } from './wire.js';
 
 /** `retry <job>`: jobs/retry; the new job's id, or with --wait its result, as `run` does. */
@@ -25,8 +22,6 @@ export const retryCommand: Command = {
       ctx.print(ctx.json ? json(job) : job.job_id);
       return 0;
     }
-    if (job.execution_mode === 'interactive' && !ctx.json && onTerminal()) return interact(ctx, job.job_id, terminalAsk, 'start', job.created_at);
-    if (!ctx.json) ctx.warn(`job ${job.job_id} ${paintStatus(job.status, job.status, colourOn(process.stderr))} (retry of ${arg(inv, 0)})`);
-    return waitAndReport(ctx, job.job_id, { from: 'start', notes: false, since: job.created_at });
+    return (await import('./run-follow.js')).followMade(ctx, job, ` (retry of ${arg(inv, 0)})`);
   },
 };

@@ -1,11 +1,7 @@
 import { flagOpt, intOpt, listOpt, stringOpt, definedOnly } from './args.js';
 import { arg, type Command, type Context, type Invocation } from './command.js';
-import { colourOn, paintStatus } from './colour.js';
-import { followJob, type FollowOptions } from './follow-job.js';
 import { json } from './format.js';
-import { readRunValues } from './input-values.js';
-import { interact, onTerminal, terminalAsk } from './interactive.js';
-import { pendingText, replyHint } from './interaction-text.js';
+import { onTerminal } from './on-terminal.js';
 import type { JobView } from './wire.js';
 
 /** `run <skill> [--engine E] ...`: jobs/create; with `--wait`, or interactive on a terminal, follow the job. */
@@ -29,19 +25,19 @@ export const runCommand: Command = {
   skillArg: 0,
   run: async (ctx, inv) => {
     const job = await ctx.client.request<JobView>('jobs/create', await createParams(inv));
-    if (job.execution_mode === 'interactive' && !ctx.json && onTerminal()) return interact(ctx, job.job_id, terminalAsk, 'start', job.created_at);
-    if (!flagOpt(inv.values, 'wait')) {
+    const asks = job.execution_mode === 'interactive' && !ctx.json && onTerminal();
+    if (!asks && !flagOpt(inv.values, 'wait')) {
       ctx.print(ctx.json ? json(job) : job.job_id);
       return 0;
     }
-    if (!ctx.json) ctx.warn(`job ${job.job_id} ${paintStatus(job.status, job.status, colourOn(process.stderr))}`);
-    return waitAndReport(ctx, job.job_id, { from: 'start', notes: false, since: job.created_at });
+    return (await import('./run-follow.js')).followMade(ctx, job);
   },
 };
 
 /** The `jobs/create` params from the command line; values read as input-values.ts says. */
 export async function createParams(inv: Invocation): Promise<Record<string, unknown>> {
   const { values } = inv;
+  const { readRunValues } = await import('./input-values.js');
   const read = await readRunValues({ input: [stringOpt(values, 'input-json'), listOpt(values, 'input')], param: [stringOpt(values, 'param-json'), listOpt(values, 'param')] });
   return definedOnly({
     skill_id: arg(inv, 0),
@@ -52,20 +48,5 @@ export async function createParams(inv: Invocation): Promise<Record<string, unkn
     model: stringOpt(values, 'model'),
     hard_timeout_sec: intOpt(values, 'timeout'),
     share_with: listOpt(values, 'share').length === 0 ? undefined : listOpt(values, 'share'),
-  });
-}
-
-/**
- * Follows the job until it ends, then prints its result; or until it first waits for a reply with
- * a question to show, then prints that (the jobs/pending result with --json) and resolves to 0.
- */
-export function waitAndReport(ctx: Context, jobId: string, options: Omit<FollowOptions, 'onWaiting'>): Promise<number> {
-  return followJob(ctx, jobId, {
-    ...options,
-    onWaiting: async (out, view) => {
-      out.print(ctx.json ? json(view) : pendingText(view));
-      if (!ctx.json) out.warn(`reply with: ${replyHint(jobId)}`);
-      return 0;
-    },
   });
 }
