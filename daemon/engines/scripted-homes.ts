@@ -1,7 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EngineName } from '../model/job.js';
-import { copySeeds } from './scripted-seeds.js';
 
 /**
  * An engine's home pointed at a scripted model server (`skillctl skills test`, docs/skills.md):
@@ -107,18 +106,15 @@ export function scriptedHomeFiles(engine: ScriptableEngine, serverUrl: string, m
 }
 
 /**
- * Writes the home in `dir` (a folder of the daemon's that no job writes, unless the job runs
- * without a sandbox: then it is the engine's home itself) with the made databases `seeds`
- * (scripted-seeds.ts) where it has none yet, and returns the environment that uses it.
- * Synchronous: a turn's process is spawned without waiting (the settings are a few hundred
- * bytes, the databases ~0.5 MB).
+ * Writes the home in `dir` (a folder of the daemon's that no job writes) and returns the
+ * environment that uses it. Synchronous: a turn's process is spawned without waiting (the files
+ * are a few hundred bytes).
  */
-export function writeScriptedHome(engine: ScriptableEngine, serverUrl: string, dir: string, seeds: readonly string[] = []): Record<string, string> {
+export function writeScriptedHome(engine: ScriptableEngine, serverUrl: string, dir: string): Record<string, string> {
   mkdirSync(dir, { recursive: true });
   for (const [path, text] of Object.entries(scriptedHomeFiles(engine, serverUrl))) {
     mkdirSync(join(dir, path, '..'), { recursive: true });
     writeFileSync(join(dir, path), text);
   }
-  copySeeds(seeds, dir);
   return scriptedEnv(engine, serverUrl, dir);
 }
