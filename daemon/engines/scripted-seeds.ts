@@ -59,6 +59,8 @@ export interface ScriptedSeedsDeps {
 interface Made {
   /** The program's identity when they were made. */
   program: string;
+  /** The folder they are made in. */
+  home: string;
   /** The files, or null while they are being made or where Codex made none. */
   files: string[] | null;
 }
@@ -66,7 +68,8 @@ interface Made {
 export class ScriptedSeeds {
   readonly #d: ScriptedSeedsDeps;
   #made: Made | null = null;
-  #emptied = false;
+  /** How many times they were made: each time in a folder of its own. */
+  #count = 0;
 
   constructor(deps: ScriptedSeedsDeps) {
     this.#d = deps;
@@ -101,28 +104,35 @@ export class ScriptedSeeds {
   }
 
   #make(engine: EngineName, program: string): void {
-    const made: Made = { program, files: null };
+    const superseded = this.#made?.home ?? null;
+    this.#count += 1;
+    const home = join(this.#d.dir, `${engine}-${this.#count}`);
+    const made: Made = { program, home, files: null };
     this.#made = made;
-    if (!this.#emptied) {
-      rmSync(this.#d.dir, { recursive: true, force: true });
-      this.#emptied = true;
-    }
-    const home = join(this.#d.dir, `${engine}-${Date.now().toString(36)}`);
-    mkdirSync(home, { recursive: true, mode: 0o700 });
-    writeFileSync(join(home, 'config.toml'), CONFIG);
     const env = this.#d.envFor(engine, { HOME: home, CODEX_HOME: home, SKILLD_SEED_KEY: 'none', NO_COLOR: '1' });
     const argv = [...this.#d.command(engine), 'exec', '--skip-git-repo-check', '-C', home, 'resume', NIL_SESSION, 'seed'];
-    void this.#d.run(argv, env, SEED_TIMEOUT_MS).then((run) => {
-      // A run cut off at its time limit may have left a database half made: none is taken from it.
-      const files = run.timedOut ? [] : databases(home);
-      if (this.#made !== made) return;
-      if (files.length === 0) {
-        this.#d.logger.warn({ engine, code: run.code, error: run.error, stderr: run.stderr.slice(-500) }, 'the engine made no databases for test jobs to start from; each test job makes its own');
-        return;
-      }
-      made.files = files;
-      this.#d.logger.debug({ engine, files: files.length }, 'made the databases test jobs start from');
-    });
+    const unmade = (details: object): void => this.#d.logger.warn({ engine, ...details }, 'the engine made no databases for test jobs to start from; each test job makes its own');
+    try {
+      // What an earlier start of the daemon made goes at the first making.
+      if (this.#count === 1) rmSync(this.#d.dir, { recursive: true, force: true });
+      mkdirSync(home, { recursive: true, mode: 0o700 });
+      writeFileSync(join(home, 'config.toml'), CONFIG);
+    } catch (error) {
+      return unmade({ error: (error as Error).message });
+    }
+    void this.#d.run(argv, env, SEED_TIMEOUT_MS).then(
+      (run) => {
+        // A run cut off at its time limit may have left a database half made: none is taken from it.
+        const files = run.timedOut ? [] : databases(home);
+        if (this.#made !== made) return;
+        if (files.length === 0) return unmade({ code: run.code, error: run.error, stderr: run.stderr.slice(-500) });
+        made.files = files;
+        // The databases of the program before it: no job is given them any more.
+        if (superseded !== null) rmSync(superseded, { recursive: true, force: true });
+        this.#d.logger.debug({ engine, files: files.length }, 'made the databases test jobs start from');
+      },
+      (error: unknown) => unmade({ error: String(error) }),
+    );
   }
 }
 

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realEngineBins } from '../../clients/skill-test/engine-homes.js';
@@ -70,6 +71,7 @@ t.test('the real Codex makes them once; they are made again when its program cha
   const remade = seeds.files('codex');
   t.not(remade[0], files[0], 'in a folder of their own');
   t.equal(remade.length, files.length);
+  t.notOk(existsSync(files[0] as string), "the program before it: its databases removed once the new ones are made");
 });
 
 t.test('a command that makes none: none, said once, not tried at every job', async (t) => {
@@ -80,6 +82,12 @@ t.test('a command that makes none: none, said once, not tried at every job', asy
   t.same(seeds.files('codex'), []);
   t.equal(runs.length, 1);
   t.match(warned, [{ engine: 'codex', code: 0 }]);
+  // A folder that cannot be made (a file in its path): said, no run, and the job goes on without.
+  await writeFile(join(scratch, 'a-file'), '');
+  const unmade = seedsFor(join(scratch, 'a-file', 'seeds'), ['true']);
+  t.same(unmade.seeds.files('codex'), []);
+  t.equal(unmade.runs.length, 0);
+  t.match(unmade.warned, [{ engine: 'codex', error: /ENOTDIR/ }]);
   const missing = seedsFor(join(scratch, 'missing'), [join(scratch, 'no-such-codex')]);
   t.same(missing.seeds.files('codex'), [], 'a command that is not there: nothing to run');
   t.equal(missing.runs.length, 0);
