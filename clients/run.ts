@@ -1,5 +1,5 @@
 import { flagOpt, intOpt, listOpt, stringOpt, definedOnly } from './args.js';
-import { arg, type Command, type Context, type Invocation } from './command.js';
+import { arg, type Command, type Invocation } from './command.js';
 import { json } from './format.js';
 import { onTerminal } from './on-terminal.js';
 import type { JobView } from './wire.js';
