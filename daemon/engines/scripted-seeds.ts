@@ -1,5 +1,5 @@
 import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Logger } from '../base/logger.js';
 import type { EngineName } from '../model/job.js';
 import type { ShortRunner } from '../model/short-run.js';
@@ -159,19 +159,12 @@ function databases(home: string): string[] {
  * otherwise be read into the new database), and neither write follows a link.
  */
 export function copySeeds(files: readonly string[], dir: string): void {
-  const byDatabase = new Map<string, string[]>();
-  for (const file of files) {
-    const name = file.slice(file.lastIndexOf('/') + 1).replace(/-wal$/, '');
-    byDatabase.set(name, [...(byDatabase.get(name) ?? []), file]);
-  }
-  for (const [name, group] of byDatabase) {
+  for (const file of files.filter((one) => !one.endsWith('-wal'))) {
+    const name = basename(file);
     if (exists(join(dir, name))) continue;
-    const ordered = [...group].sort((a, b) => Number(b.endsWith('-wal')) - Number(a.endsWith('-wal')));
     try {
-      for (const file of ordered) {
-        const last = file === ordered.at(-1);
-        write(join(dir, file.slice(file.lastIndexOf('/') + 1)), readFileSync(file), last);
-      }
+      if (files.includes(`${file}-wal`)) write(join(dir, `${name}-wal`), readFileSync(`${file}-wal`), false);
+      write(join(dir, name), readFileSync(file), true);
     } catch {
       // A seed gone (made anew) or a home that cannot take it: the engine makes its own.
     }
